@@ -1,0 +1,29 @@
+//! Ray (or segment, via [`Ray::segment`]) against the infinite plane `n · x = d`:
+//! `t = (d - n·o) / (n·dir)` when that lies in `[t_min, t_max]`. A ray parallel to the plane
+//! (`n·dir = 0`) misses, even when it lies in the plane.
+
+use crate::lanes::Lanes;
+use crate::prim::{Plane, PlaneLanes};
+use crate::ray::{Ray, RayPacket};
+
+/// `t` where the ray crosses the plane within its interval.
+pub fn intersect_scalar(ray: &Ray, p: &Plane) -> Option<f32> {
+    if !ray.is_valid() || !p.is_valid() {
+        return None;
+    }
+    let denom = p.normal.dot(ray.dir);
+    if denom == 0.0 {
+        return None;
+    }
+    let t = (p.d - p.normal.dot(ray.origin)) / denom;
+    (t >= ray.t_min && t <= ray.t_max).then_some(t)
+}
+
+/// Lanes twin of [`intersect_scalar`]: `(hit, t)`, `t = +inf` where there is no hit.
+#[inline(always)]
+pub fn intersect_lanes<L: Lanes>(rays: &RayPacket<L>, p: &PlaneLanes<L>) -> (L::Mask, L) {
+    let denom = p.normal.dot(rays.dir);
+    let t = (p.d - p.normal.dot(rays.origin)) / denom;
+    let hit = rays.active() & denom.ne(L::splat(0.0)) & t.ge(rays.t_min) & t.le(rays.t_max);
+    (hit, L::select(hit, t, L::splat(f32::INFINITY)))
+}

@@ -1,0 +1,135 @@
+//! Ray (or segment) against sphere: a boolean **test** without square root and an
+//! **intersect** returning the first `t` in `[t_min, t_max]`.
+//!
+//! With `m = o - c`, the points of the ray satisfy `a t² + 2 b t + c = 0` for
+//! `a = d·d`, `b = m·d`, `c = m·m - r²` (the unnormalised-direction form; `t` is in units of
+//! `d`). Both kernels measure from the start of the interval (`o + t_min d`), so Ericson's
+//! early-out applies: outside (`c > 0`) and pointing away (`b > 0`) is a miss before any
+//! square root. A ray starting inside (or on) the sphere hits at `t_min`.
+//!
+//! The discriminant is computed as `a (r² - |m - (b/a) d|²)` (Ray Tracing Gems ch. 7), which
+//! stays accurate for spheres far from the origin where `b² - ac` cancels.
+
+use crate::lanes::Lanes;
+use crate::prim::{Sphere, SphereLanes};
+use crate::ray::{Ray, RayPacket};
+use crate::vec3x::Vec3x;
+
+/// Whether the ray touches the sphere within `[t_min, t_max]` (no square root).
+///
+/// Grazing rays within rounding of tangency may disagree with [`intersect_scalar`], which
+/// uses the more accurate discriminant.
+pub fn test_scalar(ray: &Ray, s: &Sphere) -> bool {
+    if !ray.is_valid() || !s.is_valid() {
+        return false;
+    }
+    let d = ray.dir;
+    let m = ray.at(ray.t_min) - s.center;
+    let c = m.dot(m) - s.radius * s.radius;
+    if c <= 0.0 {
+        return true; // starts inside or on the surface
+    }
+    let b = m.dot(d);
+    if b > 0.0 {
+        return false; // outside and pointing away
+    }
+    let a = d.dot(d);
+    let len = ray.t_max - ray.t_min;
+    if -b <= a * len {
+        // closest approach inside the interval: the line must reach the sphere
+        b * b - a * c >= 0.0
+    } else {
+        // closest approach beyond t_max: the end point must be inside
+        (a * len + 2.0 * b) * len + c <= 0.0
+    }
+}
+
+/// Lanes twin of [`test_scalar`]: lane `i` tests ray `i` against sphere `i`.
+#[inline(always)]
+pub fn test_lanes<L: Lanes>(rays: &RayPacket<L>, s: &SphereLanes<L>) -> L::Mask {
+    let d = rays.dir;
+    let m = rays.origin.mul_add(d, rays.t_min) - s.center;
+    let c = m.dot(m) - s.radius * s.radius;
+    let b = m.dot(d);
+    let a = d.dot(d);
+    let len = rays.t_max - rays.t_min;
+    let zero = L::splat(0.0);
+    let vertex_inside = (-b).le(a * len);
+    let line_hits = (b * b - a * c).ge(zero);
+    let end_inside = (a * len + (b + b)) * len + c;
+    let end_inside = end_inside.le(zero);
+    let approach = b.le(zero) & ((vertex_inside & line_hits) | (!vertex_inside & end_inside));
+    rays.active() & (c.le(zero) | approach)
+}
+
+/// First `t` in `[t_min, t_max]` where the ray touches the sphere; `t_min` when the ray
+/// starts inside or on it.
+pub fn intersect_scalar(ray: &Ray, s: &Sphere) -> Option<f32> {
+    if !ray.is_valid() || !s.is_valid() {
+        return None;
+    }
+    let d = ray.dir;
+    let m = ray.at(ray.t_min) - s.center;
+    let r2 = s.radius * s.radius;
+    let c = m.dot(m) - r2;
+    if c <= 0.0 {
+        return Some(ray.t_min); // inside: clamp to the start
+    }
+    let b = m.dot(d);
+    if b > 0.0 {
+        return None; // outside and pointing away
+    }
+    let a = d.dot(d);
+    let f = m - d * (b / a); // from the centre to the closest point of the line
+    let h2 = r2 - f.dot(f);
+    if h2 < 0.0 {
+        return None; // the line misses
+    }
+    let h = (a * h2).sqrt(); // sqrt(b² - ac)
+    let t = ray.t_min + c / (h - b); // smaller root, c / q form (no cancellation for b <= 0)
+    (t <= ray.t_max && t.is_finite()).then_some(t)
+}
+
+/// Shared lane core: first root of the ray `o + t d`, `t ∈ [t_min, t_max]`, against the
+/// sphere, assuming `o` is already the interval start. Returns (hit, t - t_min, inside).
+#[inline(always)]
+pub(crate) fn first_root<L: Lanes>(
+    o: Vec3x<L>,
+    d: Vec3x<L>,
+    center: Vec3x<L>,
+    radius: L,
+) -> (L::Mask, L, L::Mask) {
+    let zero = L::splat(0.0);
+    let m = o - center;
+    let r2 = radius * radius;
+    let c = m.dot(m) - r2;
+    let b = m.dot(d);
+    let a = d.dot(d);
+    let f = m.mul_add(d, -(b / a));
+    let h2 = r2 - f.dot(f);
+    let h = (a * h2).sqrt();
+    let s = c / (h - b);
+    let inside = c.le(zero);
+    let outside_hit = b.le(zero) & h2.ge(zero) & s.ge(zero);
+    (inside | outside_hit, L::select(inside, zero, s), inside)
+}
+
+/// Lanes twin of [`intersect_scalar`]: `(hit, t)`, `t = +inf` where there is no hit.
+#[inline(always)]
+pub fn intersect_lanes<L: Lanes>(rays: &RayPacket<L>, s: &SphereLanes<L>) -> (L::Mask, L) {
+    let o = rays.origin.mul_add(rays.dir, rays.t_min);
+    let (hit, ds, _) = first_root(o, rays.dir, s.center, s.radius);
+    let t = rays.t_min + ds;
+    let hit = rays.active() & hit & t.le(rays.t_max) & t.lt(L::splat(f32::INFINITY));
+    (hit, L::select(hit, t, L::splat(f32::INFINITY)))
+}
+
+/// Convenience: one ray against every sphere of a block, writing `t` (or `+inf`) per sphere.
+/// `out.len()` must be at least `spheres.padded_len()`.
+pub fn intersect_block<L: Lanes>(ray: &Ray, spheres: &crate::prim::SphereSoa, out: &mut [f32]) {
+    let packet = RayPacket::<L>::splat(ray);
+    for i in (0..spheres.padded_len()).step_by(L::N) {
+        let (_, t) = intersect_lanes(&packet, &spheres.lanes::<L>(i));
+        t.store(&mut out[i..]);
+    }
+}

@@ -1,0 +1,124 @@
+//! Segment `p → q` against capsule: the first `t ∈ [0, 1]` where the segment touches the
+//! capsule; `0` when `p` is already inside. The capsule is the union of the cylinder body
+//! (Ericson 5.3.7, `IntersectSegmentCylinder`, without its end discs) and two end spheres;
+//! once `p` is known to be outside, the first contact is the earliest entry into any part.
+//! A zero-length segment touches only if `p` is inside. A capsule whose ends coincide is a
+//! sphere.
+
+use crate::kernel::ray_sphere;
+use crate::lanes::Lanes;
+use crate::prim::{Capsule, CapsuleLanes, Sphere};
+use crate::ray::Ray;
+use crate::vec3x::Vec3x;
+use glam::Vec3;
+
+/// Squared distance from `p` to the segment `a → b` (Ericson 5.1.2.1).
+pub fn sq_dist_point_segment(p: Vec3, a: Vec3, b: Vec3) -> f32 {
+    let ab = b - a;
+    let ap = p - a;
+    let e = ap.dot(ab);
+    if e <= 0.0 {
+        return ap.dot(ap);
+    }
+    let f = ab.dot(ab);
+    if e >= f {
+        let bp = p - b;
+        return bp.dot(bp);
+    }
+    ap.dot(ap) - e * e / f
+}
+
+/// First contact time of the segment with the capsule.
+pub fn intersect_scalar(p: Vec3, q: Vec3, cap: &Capsule) -> Option<f32> {
+    if !p.is_finite() || !q.is_finite() || !cap.is_valid() {
+        return None;
+    }
+    let r2 = cap.radius * cap.radius;
+    if sq_dist_point_segment(p, cap.a, cap.b) <= r2 {
+        return Some(0.0);
+    }
+    let seg = Ray::segment(p, q);
+    let mut best: Option<f32> = None;
+    let mut take = |t: f32| best = Some(best.map_or(t, |b: f32| b.min(t)));
+    for c in [cap.a, cap.b] {
+        if let Some(t) = ray_sphere::intersect_scalar(&seg, &Sphere::new(c, cap.radius)) {
+            take(t);
+        }
+    }
+    // Cylinder body: |(m + t n) - axial part|² = r² with m = p - a, n = q - p, e = b - a.
+    let (d, m, n) = (cap.b - cap.a, p - cap.a, q - p);
+    let (md, nd, dd) = (m.dot(d), n.dot(d), d.dot(d));
+    let (nn, mn) = (n.dot(n), m.dot(n));
+    let qa = dd * nn - nd * nd;
+    if dd > 0.0 && qa > 0.0 {
+        let k = m.dot(m) - r2;
+        let qc = dd * k - md * md;
+        let qb = dd * mn - nd * md;
+        let disc = qb * qb - qa * qc;
+        if disc >= 0.0 {
+            let t = (-qb - disc.sqrt()) / qa;
+            let axial = md + t * nd;
+            if (0.0..=1.0).contains(&t) && axial >= 0.0 && axial <= dd {
+                take(t);
+            }
+        }
+    }
+    best
+}
+
+/// Lane core on raw vectors (capsule `a → b`, radius `r`, assumed valid per lane):
+/// `(hit, t)` for the segment `p → p + n`.
+#[inline(always)]
+pub(crate) fn capsule_raw<L: Lanes>(
+    p: Vec3x<L>,
+    n: Vec3x<L>,
+    a: Vec3x<L>,
+    b: Vec3x<L>,
+    r: L,
+) -> (L::Mask, L) {
+    let zero = L::splat(0.0);
+    let one = L::splat(1.0);
+    let inf = L::splat(f32::INFINITY);
+    let r2 = r * r;
+    let d = b - a;
+    let m = p - a;
+    let (md, nd, dd) = (m.dot(d), n.dot(d), d.dot(d));
+    // p inside: distance from p to the axis segment.
+    let w = L::select(dd.gt(zero), (md / dd).clamp(zero, one), zero);
+    let off = m - d.scale(w);
+    let inside = off.dot(off).le(r2);
+    // End spheres.
+    let sphere = |c: Vec3x<L>| {
+        let (h, s, _) = ray_sphere::first_root(p, n, c, r);
+        let ok = h & s.le(one);
+        L::select(ok, s, inf)
+    };
+    let t_caps = sphere(a).min(sphere(b));
+    // Body.
+    let (nn, mn) = (n.dot(n), m.dot(n));
+    let qa = dd * nn - nd * nd;
+    let qc = dd * (m.dot(m) - r2) - md * md;
+    let qb = dd * mn - nd * md;
+    let disc = qb * qb - qa * qc;
+    let t = (-qb - disc.sqrt()) / qa;
+    let axial = md + t * nd;
+    let body = dd.gt(zero)
+        & qa.gt(zero)
+        & disc.ge(zero)
+        & t.ge(zero)
+        & t.le(one)
+        & axial.ge(zero)
+        & axial.le(dd);
+    let t_best = L::select(body, t, inf).min(t_caps);
+    let hit = inside | t_best.lt(inf);
+    (hit, L::select(inside, zero, L::select(hit, t_best, inf)))
+}
+
+/// Lanes twin of [`intersect_scalar`]: `(hit, t)`, `t = +inf` where there is no contact.
+#[inline(always)]
+pub fn intersect_lanes<L: Lanes>(p: Vec3x<L>, q: Vec3x<L>, cap: &CapsuleLanes<L>) -> (L::Mask, L) {
+    let ok = p.is_finite() & q.is_finite();
+    let (hit, t) = capsule_raw(p, q - p, cap.a, cap.b, cap.radius);
+    let hit = hit & ok;
+    (hit, L::select(hit, t, L::splat(f32::INFINITY)))
+}

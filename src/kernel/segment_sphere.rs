@@ -1,0 +1,146 @@
+//! Segment (or ray) against sphere reporting **both** surface crossings inside
+//! `[t_min, t_max]` with their outward unit normals: the entry (smaller root) and the exit
+//! (larger root). A segment starting inside has only an exit; one ending inside only an
+//! entry; a tangent segment reports the touching point as both entry and exit.
+//!
+//! For a sphere of radius 0 the normal is reported as zero.
+
+use crate::lanes::{Lanes, Mask};
+use crate::prim::{Sphere, SphereLanes};
+use crate::ray::{Ray, RayPacket};
+use crate::vec3x::Vec3x;
+use glam::Vec3;
+
+/// One surface crossing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Crossing {
+    /// Ray parameter.
+    pub t: f32,
+    /// Outward unit normal of the sphere at the crossing.
+    pub normal: Vec3,
+}
+
+/// The crossings of a segment with a sphere.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Crossings {
+    /// Where the segment enters the sphere, if inside the interval.
+    pub enter: Option<Crossing>,
+    /// Where the segment leaves the sphere, if inside the interval.
+    pub exit: Option<Crossing>,
+}
+
+impl Crossings {
+    /// Number of crossings: 0, 1 or 2.
+    pub fn count(&self) -> u32 {
+        self.enter.is_some() as u32 + self.exit.is_some() as u32
+    }
+}
+
+fn outward(s: &Sphere, p: Vec3) -> Vec3 {
+    if s.radius > 0.0 {
+        (p - s.center) / s.radius
+    } else {
+        Vec3::ZERO
+    }
+}
+
+/// Both crossings of the ray's interval with the sphere (textbook roots `(-b ∓ h) / a`).
+pub fn crossings_scalar(ray: &Ray, s: &Sphere) -> Crossings {
+    if !ray.is_valid() || !s.is_valid() {
+        return Crossings::default();
+    }
+    let d = ray.dir;
+    let m = ray.origin - s.center;
+    let a = d.dot(d);
+    let b = m.dot(d);
+    let r2 = s.radius * s.radius;
+    let f = m - d * (b / a);
+    let h2 = r2 - f.dot(f);
+    if h2 < 0.0 {
+        return Crossings::default();
+    }
+    let h = (a * h2).sqrt();
+    let roots = [(-b - h) / a, (-b + h) / a];
+    let [enter, exit] = roots.map(|t| {
+        (t >= ray.t_min && t <= ray.t_max).then(|| Crossing {
+            t,
+            normal: outward(s, ray.at(t)),
+        })
+    });
+    Crossings { enter, exit }
+}
+
+/// Lane results of [`crossings_lanes`]; `t` is `+inf` and the normal zero where absent.
+#[derive(Clone, Copy, Debug)]
+pub struct CrossingsLanes<L: Lanes> {
+    /// Lanes with an entry.
+    pub enter: L::Mask,
+    /// Lanes with an exit.
+    pub exit: L::Mask,
+    /// Entry parameters.
+    pub t_enter: L,
+    /// Exit parameters.
+    pub t_exit: L,
+    /// Entry normals.
+    pub n_enter: Vec3x<L>,
+    /// Exit normals.
+    pub n_exit: Vec3x<L>,
+}
+
+impl<L: Lanes> CrossingsLanes<L> {
+    /// The scalar result of lane `i`.
+    pub fn lane(&self, i: usize) -> Crossings {
+        let pick = |m: L::Mask, t: L, n: &Vec3x<L>| {
+            m.lane(i).then(|| Crossing {
+                t: t.lane(i),
+                normal: n.lane(i),
+            })
+        };
+        Crossings {
+            enter: pick(self.enter, self.t_enter, &self.n_enter),
+            exit: pick(self.exit, self.t_exit, &self.n_exit),
+        }
+    }
+}
+
+/// Lanes twin of [`crossings_scalar`], with the cancellation-free root pair `q/a`, `c/q`.
+#[inline(always)]
+pub fn crossings_lanes<L: Lanes>(rays: &RayPacket<L>, s: &SphereLanes<L>) -> CrossingsLanes<L> {
+    let zero = L::splat(0.0);
+    let inf = L::splat(f32::INFINITY);
+    let d = rays.dir;
+    let m = rays.origin - s.center;
+    let a = d.dot(d);
+    let b = m.dot(d);
+    let r2 = s.radius * s.radius;
+    let c = m.dot(m) - r2;
+    let f = m.mul_add(d, -(b / a));
+    let h2 = r2 - f.dot(f);
+    let h = (a * h2).sqrt();
+    // q = -(b + sign(b) h): both roots without cancellation; q = 0 only for a double root at 0.
+    let q = -(h.xor_sign(b) + b);
+    let r1 = q / a;
+    let r2_ = c / q;
+    let q_zero = q.eq(zero);
+    let t0 = L::select(q_zero, zero, r1.min(r2_));
+    let t1 = L::select(q_zero, zero, r1.max(r2_));
+    let live = rays.active() & h2.ge(zero);
+    let in_range = |t: L| t.ge(rays.t_min) & t.le(rays.t_max);
+    let enter = live & in_range(t0);
+    let exit = live & in_range(t1);
+    let inv_r = L::splat(1.0) / s.radius;
+    let has_r = s.radius.gt(zero);
+    let normal = |m_: L::Mask, t: L| {
+        let p = rays.origin.mul_add(d, t);
+        let n = (p - s.center).scale(inv_r);
+        Vec3x::select(m_ & has_r, n, Vec3x::splat(Vec3::ZERO))
+    };
+    CrossingsLanes {
+        enter,
+        exit,
+        t_enter: L::select(enter, t0, inf),
+        t_exit: L::select(exit, t1, inf),
+        n_enter: normal(enter, t0),
+        n_exit: normal(exit, t1),
+    }
+}

@@ -1,0 +1,451 @@
+//! The one place that defines lane width: the [`Lanes`] trait over `f32` (1 lane),
+//! `wide::f32x4` (4 lanes) and `wide::f32x8` (8 lanes), and the matching [`Mask`] types.
+//!
+//! Every SIMD kernel in lanecast is written once, generic over [`Lanes`]. This is the only
+//! module that imports `wide`.
+//!
+//! # Semantics every implementation shares
+//!
+//! * `min(a, b)` is `if a < b { a } else { b }` and `max(a, b)` is `if a > b { a } else { b }`
+//!   lane by lane: when either operand is NaN the **second** operand is returned. This is the
+//!   x86 `minps`/`maxps` rule; kernels rely on it to drop NaN lanes into a known value.
+//! * `mul_add(a, b, c)` is `a * b + c`, fused when the target has FMA (so results may differ
+//!   from the unfused scalar reference by one rounding).
+//! * Comparisons are ordered: any comparison involving NaN is false.
+//! * `div` and `sqrt` are IEEE exact (no approximate reciprocals).
+
+use core::fmt::Debug;
+use core::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Sub};
+use wide::{f32x4, f32x8};
+
+/// A lane mask: one boolean per lane.
+pub trait Mask:
+    Copy
+    + Debug
+    + BitAnd<Output = Self>
+    + BitOr<Output = Self>
+    + BitXor<Output = Self>
+    + Not<Output = Self>
+    + Send
+    + Sync
+    + 'static
+{
+    /// Number of lanes.
+    const N: usize;
+    /// All lanes set to `b`.
+    fn splat(b: bool) -> Self;
+    /// Lane `i` is set when bit `i` of `bits` is set (bits above `N` are ignored).
+    fn from_bitmask(bits: u32) -> Self;
+    /// Bit `i` is set when lane `i` is set.
+    fn bitmask(self) -> u32;
+    /// True when any lane is set.
+    #[inline(always)]
+    fn any(self) -> bool {
+        self.bitmask() != 0
+    }
+    /// True when every lane is set.
+    #[inline(always)]
+    fn all(self) -> bool {
+        self.bitmask() == (1u32 << Self::N) - 1
+    }
+    /// True when no lane is set.
+    #[inline(always)]
+    fn none(self) -> bool {
+        !self.any()
+    }
+    /// `self & !other`.
+    #[inline(always)]
+    fn and_not(self, other: Self) -> Self {
+        self & !other
+    }
+    /// Whether lane `i` is set.
+    #[inline(always)]
+    fn lane(self, i: usize) -> bool {
+        (self.bitmask() >> i) & 1 == 1
+    }
+}
+
+/// A vector of `N` f32 lanes with the operations the kernels need.
+pub trait Lanes:
+    Copy
+    + Debug
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + Send
+    + Sync
+    + 'static
+{
+    /// Number of lanes.
+    const N: usize;
+    /// The mask type produced by comparisons.
+    type Mask: Mask;
+    /// Short name for reports: `"scalar"`, `"x4"` or `"x8"`.
+    const NAME: &'static str;
+
+    /// All lanes equal to `v`.
+    fn splat(v: f32) -> Self;
+    /// Loads `N` values from `src[0..N]`. Panics if `src` is shorter than `N` (callers pad).
+    fn load(src: &[f32]) -> Self;
+    /// Stores the `N` lanes into `dst[0..N]`.
+    fn store(self, dst: &mut [f32]);
+    /// Value of lane `i`.
+    fn lane(self, i: usize) -> f32;
+
+    /// Lane-wise `if a < b { a } else { b }` (NaN gives `b`).
+    fn min(self, b: Self) -> Self;
+    /// Lane-wise `if a > b { a } else { b }` (NaN gives `b`).
+    fn max(self, b: Self) -> Self;
+    /// Absolute value.
+    fn abs(self) -> Self;
+    /// IEEE square root.
+    fn sqrt(self) -> Self;
+    /// `self * b + c`, fused where the target has FMA.
+    fn mul_add(self, b: Self, c: Self) -> Self;
+    /// `self` with its sign flipped in the lanes where `s` has its sign bit set.
+    fn xor_sign(self, s: Self) -> Self;
+
+    /// `self < b`.
+    fn lt(self, b: Self) -> Self::Mask;
+    /// `self <= b`.
+    fn le(self, b: Self) -> Self::Mask;
+    /// `self > b`.
+    fn gt(self, b: Self) -> Self::Mask;
+    /// `self >= b`.
+    fn ge(self, b: Self) -> Self::Mask;
+    /// `self == b` (ordered).
+    fn eq(self, b: Self) -> Self::Mask;
+    /// `self != b` (unordered: true when either is NaN).
+    #[inline(always)]
+    fn ne(self, b: Self) -> Self::Mask {
+        !self.eq(b)
+    }
+    /// Lanes that are not NaN.
+    #[inline(always)]
+    fn is_not_nan(self) -> Self::Mask {
+        self.eq(self)
+    }
+    /// Lanes that are finite (neither NaN nor ±inf).
+    #[inline(always)]
+    fn is_finite(self) -> Self::Mask {
+        self.abs().lt(Self::splat(f32::INFINITY))
+    }
+    /// Lane-wise `if m { a } else { b }`.
+    fn select(m: Self::Mask, a: Self, b: Self) -> Self;
+    /// Reciprocal `1 / self` (exact division).
+    #[inline(always)]
+    fn recip(self) -> Self {
+        Self::splat(1.0) / self
+    }
+    /// Clamp each lane to `[lo, hi]` (NaN gives `hi`; see [`Lanes::min`]).
+    #[inline(always)]
+    fn clamp(self, lo: Self, hi: Self) -> Self {
+        self.max(lo).min(hi)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 1 lane: plain f32 / bool.
+
+impl Mask for bool {
+    const N: usize = 1;
+    #[inline(always)]
+    fn splat(b: bool) -> Self {
+        b
+    }
+    #[inline(always)]
+    fn from_bitmask(bits: u32) -> Self {
+        bits & 1 == 1
+    }
+    #[inline(always)]
+    fn bitmask(self) -> u32 {
+        self as u32
+    }
+}
+
+impl Lanes for f32 {
+    const N: usize = 1;
+    type Mask = bool;
+    const NAME: &'static str = "x1";
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn load(src: &[f32]) -> Self {
+        src[0]
+    }
+    #[inline(always)]
+    fn store(self, dst: &mut [f32]) {
+        dst[0] = self;
+    }
+    #[inline(always)]
+    fn lane(self, _i: usize) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn min(self, b: Self) -> Self {
+        if self < b { self } else { b }
+    }
+    #[inline(always)]
+    fn max(self, b: Self) -> Self {
+        if self > b { self } else { b }
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        f32::abs(self)
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+    #[inline(always)]
+    fn mul_add(self, b: Self, c: Self) -> Self {
+        self * b + c
+    }
+    #[inline(always)]
+    fn xor_sign(self, s: Self) -> Self {
+        f32::from_bits(self.to_bits() ^ (s.to_bits() & 0x8000_0000))
+    }
+    #[inline(always)]
+    fn lt(self, b: Self) -> bool {
+        self < b
+    }
+    #[inline(always)]
+    fn le(self, b: Self) -> bool {
+        self <= b
+    }
+    #[inline(always)]
+    fn gt(self, b: Self) -> bool {
+        self > b
+    }
+    #[inline(always)]
+    fn ge(self, b: Self) -> bool {
+        self >= b
+    }
+    #[inline(always)]
+    fn eq(self, b: Self) -> bool {
+        self == b
+    }
+    #[inline(always)]
+    fn select(m: bool, a: Self, b: Self) -> Self {
+        if m { a } else { b }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 4 and 8 lanes: wide.
+
+macro_rules! wide_lanes {
+    ($float:ident, $mask:ident, $n:literal, $name:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[derive(Clone, Copy, Debug)]
+        #[repr(transparent)]
+        pub struct $mask($float);
+
+        impl BitAnd for $mask {
+            type Output = Self;
+            #[inline(always)]
+            fn bitand(self, o: Self) -> Self {
+                Self(self.0 & o.0)
+            }
+        }
+        impl BitOr for $mask {
+            type Output = Self;
+            #[inline(always)]
+            fn bitor(self, o: Self) -> Self {
+                Self(self.0 | o.0)
+            }
+        }
+        impl BitXor for $mask {
+            type Output = Self;
+            #[inline(always)]
+            fn bitxor(self, o: Self) -> Self {
+                Self(self.0 ^ o.0)
+            }
+        }
+        impl Not for $mask {
+            type Output = Self;
+            #[inline(always)]
+            fn not(self) -> Self {
+                Self(!self.0)
+            }
+        }
+
+        impl Mask for $mask {
+            const N: usize = $n;
+            #[inline(always)]
+            fn splat(b: bool) -> Self {
+                Self($float::splat(f32::from_bits(if b { u32::MAX } else { 0 })))
+            }
+            #[inline(always)]
+            fn from_bitmask(bits: u32) -> Self {
+                let mut a = [0.0f32; $n];
+                for (i, v) in a.iter_mut().enumerate() {
+                    *v = f32::from_bits(if (bits >> i) & 1 == 1 { u32::MAX } else { 0 });
+                }
+                Self($float::new(a))
+            }
+            #[inline(always)]
+            fn bitmask(self) -> u32 {
+                self.0.to_bitmask()
+            }
+            #[inline(always)]
+            fn any(self) -> bool {
+                self.0.any()
+            }
+            #[inline(always)]
+            fn all(self) -> bool {
+                self.0.all()
+            }
+        }
+
+        impl Lanes for $float {
+            const N: usize = $n;
+            type Mask = $mask;
+            const NAME: &'static str = $name;
+            #[inline(always)]
+            fn splat(v: f32) -> Self {
+                $float::splat(v)
+            }
+            #[inline(always)]
+            fn load(src: &[f32]) -> Self {
+                let a: [f32; $n] = src[..$n].try_into().expect("slice has N lanes");
+                $float::new(a)
+            }
+            #[inline(always)]
+            fn store(self, dst: &mut [f32]) {
+                dst[..$n].copy_from_slice(&self.to_array());
+            }
+            #[inline(always)]
+            fn lane(self, i: usize) -> f32 {
+                self.as_array()[i]
+            }
+            #[inline(always)]
+            fn min(self, b: Self) -> Self {
+                self.fast_min(b)
+            }
+            #[inline(always)]
+            fn max(self, b: Self) -> Self {
+                self.fast_max(b)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                $float::abs(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $float::sqrt(self)
+            }
+            #[inline(always)]
+            fn mul_add(self, b: Self, c: Self) -> Self {
+                $float::mul_add(self, b, c)
+            }
+            #[inline(always)]
+            fn xor_sign(self, s: Self) -> Self {
+                self ^ (s & $float::splat(-0.0))
+            }
+            #[inline(always)]
+            fn lt(self, b: Self) -> $mask {
+                $mask(self.simd_lt(b))
+            }
+            #[inline(always)]
+            fn le(self, b: Self) -> $mask {
+                $mask(self.simd_le(b))
+            }
+            #[inline(always)]
+            fn gt(self, b: Self) -> $mask {
+                $mask(self.simd_gt(b))
+            }
+            #[inline(always)]
+            fn ge(self, b: Self) -> $mask {
+                $mask(self.simd_ge(b))
+            }
+            #[inline(always)]
+            fn eq(self, b: Self) -> $mask {
+                $mask(self.simd_eq(b))
+            }
+            #[inline(always)]
+            fn select(m: $mask, a: Self, b: Self) -> Self {
+                m.0.select(a, b)
+            }
+        }
+    };
+}
+
+wide_lanes!(
+    f32x4,
+    M4,
+    4,
+    "x4",
+    "Mask of 4 lanes (all-ones / all-zeros per lane)."
+);
+wide_lanes!(
+    f32x8,
+    M8,
+    8,
+    "x8",
+    "Mask of 8 lanes (all-ones / all-zeros per lane)."
+);
+
+/// 4 lanes of f32 (`wide::f32x4`).
+pub type F32x4 = f32x4;
+/// 8 lanes of f32 (`wide::f32x8`).
+pub type F32x8 = f32x8;
+
+/// The instruction set the lanes were compiled for, e.g. `"avx2+fma"`, `"avx"`, `"sse4.1"`,
+/// `"sse2"`, or `"portable"` on non-x86 targets.
+pub fn instruction_set() -> &'static str {
+    if cfg!(all(target_feature = "avx512f", target_feature = "fma")) {
+        "avx512f+avx2+fma (wide uses avx2 for f32x8)"
+    } else if cfg!(all(target_feature = "avx2", target_feature = "fma")) {
+        "avx2+fma"
+    } else if cfg!(target_feature = "avx") {
+        "avx"
+    } else if cfg!(target_feature = "sse4.1") {
+        "sse4.1"
+    } else if cfg!(target_feature = "sse2") {
+        "sse2"
+    } else {
+        "portable"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_min_max<L: Lanes>() {
+        let a = L::splat(f32::NAN);
+        let b = L::splat(2.0);
+        assert_eq!(a.min(b).lane(0), 2.0);
+        assert!(b.min(a).lane(0).is_nan());
+        assert_eq!(a.max(b).lane(0), 2.0);
+        assert!(b.max(a).lane(0).is_nan());
+        assert_eq!(L::splat(1.0).min(b).lane(L::N - 1), 1.0);
+        assert_eq!(L::splat(3.0).xor_sign(L::splat(-0.0)).lane(0), -3.0);
+        assert_eq!(L::splat(3.0).xor_sign(L::splat(5.0)).lane(0), 3.0);
+        assert!(L::splat(f32::NAN).is_not_nan().none());
+        assert!(L::splat(f32::INFINITY).is_finite().none());
+        let m = <L::Mask as Mask>::from_bitmask(0b1);
+        assert_eq!(m.bitmask(), 1);
+        assert!(<L::Mask as Mask>::splat(true).all());
+    }
+
+    #[test]
+    fn min_max_nan_rule_is_shared() {
+        check_min_max::<f32>();
+        check_min_max::<f32x4>();
+        check_min_max::<f32x8>();
+    }
+
+    #[test]
+    fn masks_round_trip_bitmasks() {
+        for bits in 0..256u32 {
+            assert_eq!(M8::from_bitmask(bits).bitmask(), bits);
+            assert_eq!(M4::from_bitmask(bits).bitmask(), bits & 15);
+        }
+    }
+}

@@ -1,0 +1,490 @@
+//! Column storage for primitives ([`Soa`]) and their lane views, with the sanitizing
+//! constructors that turn invalid shapes into never-hit values.
+
+use super::shapes::{Aabb, Capsule, Plane, Sphere, Triangle};
+use crate::lanes::Lanes;
+use crate::ray::padded_len;
+use crate::vec3x::Vec3x;
+use core::marker::PhantomData;
+use glam::Vec3;
+
+/// A shape kind that can live in a [`Soa`] block and be tested `N` at a time.
+pub trait Primitive: Copy + Sized {
+    /// Number of f32 columns.
+    const COLUMNS: usize;
+    /// The lane view: one shape per lane.
+    type Lanes<L: Lanes>: Copy;
+    /// The never-hit value (used for invalid shapes and padding).
+    fn never_hit() -> Self;
+    /// Whether the shape is valid (see the [module docs](crate::prim)).
+    fn is_valid(&self) -> bool;
+    /// Writes the shape's `COLUMNS` numbers.
+    fn write_columns(&self, out: &mut [f32]);
+    /// Reads a shape from `COLUMNS` numbers.
+    fn read_columns(src: &[f32]) -> Self;
+    /// Loads lanes `i..i + N` from already-sanitized columns.
+    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> Self::Lanes<L>;
+    /// The same (sanitized) shape in every lane.
+    fn splat_lanes<L: Lanes>(&self) -> Self::Lanes<L>;
+    /// The shape if valid, else [`Primitive::never_hit`].
+    #[inline]
+    fn sanitized(&self) -> Self {
+        if self.is_valid() {
+            *self
+        } else {
+            Self::never_hit()
+        }
+    }
+}
+
+/// Many primitives of one kind stored column-wise, padded to a lane multiple with
+/// never-hit values. Invalid shapes are stored as never-hit values.
+#[derive(Clone, Debug)]
+pub struct Soa<P: Primitive> {
+    cols: Vec<Vec<f32>>,
+    len: usize,
+    _kind: PhantomData<P>,
+}
+
+impl<P: Primitive> Default for Soa<P> {
+    fn default() -> Self {
+        Self {
+            cols: vec![Vec::new(); P::COLUMNS],
+            len: 0,
+            _kind: PhantomData,
+        }
+    }
+}
+
+impl<P: Primitive> Soa<P> {
+    /// From scalar shapes.
+    pub fn from_slice(prims: &[P]) -> Self {
+        let mut s = Self::default();
+        s.extend(prims.iter().copied());
+        s
+    }
+    /// From `COLUMNS` columns of equal length (e.g. `bytemuck::cast_slice` of your buffers).
+    /// Returns `None` when the column count or lengths do not match.
+    pub fn from_columns(cols: &[&[f32]]) -> Option<Self> {
+        let n = cols.first().map_or(0, |c| c.len());
+        if cols.len() != P::COLUMNS || cols.iter().any(|c| c.len() != n) {
+            return None;
+        }
+        let mut buf = vec![0.0; P::COLUMNS];
+        let mut s = Self::default();
+        s.extend((0..n).map(|i| {
+            for (b, c) in buf.iter_mut().zip(cols) {
+                *b = c[i];
+            }
+            P::read_columns(&buf)
+        }));
+        Some(s)
+    }
+    /// Appends shapes (sanitized).
+    pub fn extend(&mut self, prims: impl IntoIterator<Item = P>) {
+        for c in &mut self.cols {
+            c.truncate(self.len);
+        }
+        let mut buf = vec![0.0; P::COLUMNS];
+        for p in prims {
+            p.sanitized().write_columns(&mut buf);
+            for (c, &v) in self.cols.iter_mut().zip(&buf) {
+                c.push(v);
+            }
+            self.len += 1;
+        }
+        P::never_hit().write_columns(&mut buf);
+        let padded = padded_len(self.len);
+        for (c, &v) in self.cols.iter_mut().zip(&buf) {
+            c.resize(padded, v);
+        }
+    }
+    /// Appends one shape (sanitized).
+    pub fn push(&mut self, p: P) {
+        self.extend([p]);
+    }
+    /// Number of shapes (without padding).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Length including padding (a multiple of [`crate::ray::PAD`]).
+    pub fn padded_len(&self) -> usize {
+        padded_len(self.len)
+    }
+    /// Shape `i` as stored (an invalid input reads back as its never-hit value).
+    pub fn get(&self, i: usize) -> P {
+        assert!(
+            i < self.len,
+            "index {i} out of range for {} shapes",
+            self.len
+        );
+        let buf: Vec<f32> = self.cols.iter().map(|c| c[i]).collect();
+        P::read_columns(&buf)
+    }
+    /// Column `c` (`len()` values).
+    pub fn column(&self, c: usize) -> &[f32] {
+        &self.cols[c][..self.len]
+    }
+    /// Shapes `i..i + N` as lanes (`i + N <= padded_len()`); padding lanes never hit.
+    #[inline(always)]
+    pub fn lanes<L: Lanes>(&self, i: usize) -> P::Lanes<L> {
+        P::load_lanes(&self.cols, i)
+    }
+}
+
+#[inline(always)]
+fn load3<L: Lanes>(cols: &[Vec<f32>], c: usize, i: usize) -> Vec3x<L> {
+    Vec3x::load(&cols[c], &cols[c + 1], &cols[c + 2], i)
+}
+#[inline(always)]
+fn put3(out: &mut [f32], c: usize, v: Vec3) {
+    out[c..c + 3].copy_from_slice(&v.to_array());
+}
+#[inline(always)]
+fn get3(src: &[f32], c: usize) -> Vec3 {
+    Vec3::from_slice(&src[c..c + 3])
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// `N` spheres, one per lane (sanitized: invalid lanes are NaN and never hit).
+#[derive(Clone, Copy, Debug)]
+pub struct SphereLanes<L: Lanes> {
+    pub(crate) center: Vec3x<L>,
+    pub(crate) radius: L,
+}
+
+impl<L: Lanes> SphereLanes<L> {
+    /// From lanes; lanes with non-finite numbers or a negative radius become never-hit.
+    pub fn new(center: Vec3x<L>, radius: L) -> Self {
+        let ok = center.is_finite() & radius.is_finite() & radius.ge(L::splat(0.0));
+        let nan = L::splat(f32::NAN);
+        Self {
+            center: Vec3x::select(ok, center, Vec3x::new(nan, nan, nan)),
+            radius: L::select(ok, radius, nan),
+        }
+    }
+    /// The same sphere in every lane.
+    pub fn splat(s: &Sphere) -> Self {
+        s.splat_lanes()
+    }
+    /// Centres.
+    pub fn center(&self) -> Vec3x<L> {
+        self.center
+    }
+    /// Radii.
+    pub fn radius(&self) -> L {
+        self.radius
+    }
+    /// The sphere in lane `i`.
+    pub fn lane(&self, i: usize) -> Sphere {
+        Sphere::new(self.center.lane(i), self.radius.lane(i))
+    }
+}
+
+impl Primitive for Sphere {
+    const COLUMNS: usize = 4;
+    type Lanes<L: Lanes> = SphereLanes<L>;
+    fn never_hit() -> Self {
+        Sphere::new(Vec3::NAN, f32::NAN)
+    }
+    fn is_valid(&self) -> bool {
+        Sphere::is_valid(self)
+    }
+    fn write_columns(&self, out: &mut [f32]) {
+        put3(out, 0, self.center);
+        out[3] = self.radius;
+    }
+    fn read_columns(src: &[f32]) -> Self {
+        Sphere::new(get3(src, 0), src[3])
+    }
+    #[inline(always)]
+    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> SphereLanes<L> {
+        SphereLanes {
+            center: load3(cols, 0, i),
+            radius: L::load(&cols[3][i..]),
+        }
+    }
+    #[inline(always)]
+    fn splat_lanes<L: Lanes>(&self) -> SphereLanes<L> {
+        let s = self.sanitized();
+        SphereLanes {
+            center: Vec3x::splat(s.center),
+            radius: L::splat(s.radius),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// `N` boxes, one per lane (sanitized: invalid lanes are the empty box and never hit).
+#[derive(Clone, Copy, Debug)]
+pub struct AabbLanes<L: Lanes> {
+    pub(crate) min: Vec3x<L>,
+    pub(crate) max: Vec3x<L>,
+}
+
+impl<L: Lanes> AabbLanes<L> {
+    /// From lanes; lanes with non-finite corners or `min > max` become the empty box.
+    pub fn new(min: Vec3x<L>, max: Vec3x<L>) -> Self {
+        let ok =
+            min.is_finite() & max.is_finite() & min.x.le(max.x) & min.y.le(max.y) & min.z.le(max.z);
+        Self {
+            min: Vec3x::select(ok, min, Vec3x::splat(Vec3::INFINITY)),
+            max: Vec3x::select(ok, max, Vec3x::splat(Vec3::NEG_INFINITY)),
+        }
+    }
+    /// The same box in every lane.
+    pub fn splat(b: &Aabb) -> Self {
+        b.splat_lanes()
+    }
+    /// Minimum corners.
+    pub fn min(&self) -> Vec3x<L> {
+        self.min
+    }
+    /// Maximum corners.
+    pub fn max(&self) -> Vec3x<L> {
+        self.max
+    }
+    /// The box in lane `i`.
+    pub fn lane(&self, i: usize) -> Aabb {
+        Aabb::new(self.min.lane(i), self.max.lane(i))
+    }
+}
+
+impl Primitive for Aabb {
+    const COLUMNS: usize = 6;
+    type Lanes<L: Lanes> = AabbLanes<L>;
+    fn never_hit() -> Self {
+        Aabb::EMPTY
+    }
+    fn is_valid(&self) -> bool {
+        Aabb::is_valid(self)
+    }
+    fn write_columns(&self, out: &mut [f32]) {
+        put3(out, 0, self.min);
+        put3(out, 3, self.max);
+    }
+    fn read_columns(src: &[f32]) -> Self {
+        Aabb::new(get3(src, 0), get3(src, 3))
+    }
+    #[inline(always)]
+    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> AabbLanes<L> {
+        AabbLanes {
+            min: load3(cols, 0, i),
+            max: load3(cols, 3, i),
+        }
+    }
+    #[inline(always)]
+    fn splat_lanes<L: Lanes>(&self) -> AabbLanes<L> {
+        let b = self.sanitized();
+        AabbLanes {
+            min: Vec3x::splat(b.min),
+            max: Vec3x::splat(b.max),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// `N` triangles, one per lane (sanitized: lanes with a non-finite vertex are NaN).
+#[derive(Clone, Copy, Debug)]
+pub struct TriangleLanes<L: Lanes> {
+    pub(crate) v0: Vec3x<L>,
+    pub(crate) v1: Vec3x<L>,
+    pub(crate) v2: Vec3x<L>,
+}
+
+impl<L: Lanes> TriangleLanes<L> {
+    /// From lanes; lanes with a non-finite vertex become NaN (never hit, never overlap).
+    pub fn new(v0: Vec3x<L>, v1: Vec3x<L>, v2: Vec3x<L>) -> Self {
+        let ok = v0.is_finite() & v1.is_finite() & v2.is_finite();
+        let nan = Vec3x::splat(Vec3::NAN);
+        Self {
+            v0: Vec3x::select(ok, v0, nan),
+            v1: Vec3x::select(ok, v1, nan),
+            v2: Vec3x::select(ok, v2, nan),
+        }
+    }
+    /// The same triangle in every lane.
+    pub fn splat(t: &Triangle) -> Self {
+        t.splat_lanes()
+    }
+    /// Vertices.
+    pub fn vertices(&self) -> [Vec3x<L>; 3] {
+        [self.v0, self.v1, self.v2]
+    }
+    /// The triangle in lane `i`.
+    pub fn lane(&self, i: usize) -> Triangle {
+        Triangle::new(self.v0.lane(i), self.v1.lane(i), self.v2.lane(i))
+    }
+}
+
+impl Primitive for Triangle {
+    const COLUMNS: usize = 9;
+    type Lanes<L: Lanes> = TriangleLanes<L>;
+    fn never_hit() -> Self {
+        Triangle::new(Vec3::NAN, Vec3::NAN, Vec3::NAN)
+    }
+    fn is_valid(&self) -> bool {
+        Triangle::is_valid(self)
+    }
+    fn write_columns(&self, out: &mut [f32]) {
+        for (k, v) in self.v.iter().enumerate() {
+            put3(out, 3 * k, *v);
+        }
+    }
+    fn read_columns(src: &[f32]) -> Self {
+        Triangle::new(get3(src, 0), get3(src, 3), get3(src, 6))
+    }
+    #[inline(always)]
+    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> TriangleLanes<L> {
+        TriangleLanes {
+            v0: load3(cols, 0, i),
+            v1: load3(cols, 3, i),
+            v2: load3(cols, 6, i),
+        }
+    }
+    #[inline(always)]
+    fn splat_lanes<L: Lanes>(&self) -> TriangleLanes<L> {
+        let t = self.sanitized();
+        TriangleLanes {
+            v0: Vec3x::splat(t.v[0]),
+            v1: Vec3x::splat(t.v[1]),
+            v2: Vec3x::splat(t.v[2]),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// `N` planes, one per lane (sanitized: invalid lanes are NaN and never hit).
+#[derive(Clone, Copy, Debug)]
+pub struct PlaneLanes<L: Lanes> {
+    pub(crate) normal: Vec3x<L>,
+    pub(crate) d: L,
+}
+
+impl<L: Lanes> PlaneLanes<L> {
+    /// From lanes; lanes with non-finite numbers or a zero normal become NaN.
+    pub fn new(normal: Vec3x<L>, d: L) -> Self {
+        let ok = normal.is_finite() & d.is_finite() & normal.length_squared().gt(L::splat(0.0));
+        let nan = L::splat(f32::NAN);
+        Self {
+            normal: Vec3x::select(ok, normal, Vec3x::new(nan, nan, nan)),
+            d: L::select(ok, d, nan),
+        }
+    }
+    /// The same plane in every lane.
+    pub fn splat(p: &Plane) -> Self {
+        p.splat_lanes()
+    }
+    /// The plane in lane `i`.
+    pub fn lane(&self, i: usize) -> Plane {
+        Plane::new(self.normal.lane(i), self.d.lane(i))
+    }
+}
+
+impl Primitive for Plane {
+    const COLUMNS: usize = 4;
+    type Lanes<L: Lanes> = PlaneLanes<L>;
+    fn never_hit() -> Self {
+        Plane::new(Vec3::NAN, f32::NAN)
+    }
+    fn is_valid(&self) -> bool {
+        Plane::is_valid(self)
+    }
+    fn write_columns(&self, out: &mut [f32]) {
+        put3(out, 0, self.normal);
+        out[3] = self.d;
+    }
+    fn read_columns(src: &[f32]) -> Self {
+        Plane::new(get3(src, 0), src[3])
+    }
+    #[inline(always)]
+    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> PlaneLanes<L> {
+        PlaneLanes {
+            normal: load3(cols, 0, i),
+            d: L::load(&cols[3][i..]),
+        }
+    }
+    #[inline(always)]
+    fn splat_lanes<L: Lanes>(&self) -> PlaneLanes<L> {
+        let p = self.sanitized();
+        PlaneLanes {
+            normal: Vec3x::splat(p.normal),
+            d: L::splat(p.d),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// `N` capsules, one per lane (sanitized: invalid lanes are NaN and never hit).
+#[derive(Clone, Copy, Debug)]
+pub struct CapsuleLanes<L: Lanes> {
+    pub(crate) a: Vec3x<L>,
+    pub(crate) b: Vec3x<L>,
+    pub(crate) radius: L,
+}
+
+impl<L: Lanes> CapsuleLanes<L> {
+    /// From lanes; lanes with non-finite numbers or a negative radius become NaN.
+    pub fn new(a: Vec3x<L>, b: Vec3x<L>, radius: L) -> Self {
+        let ok = a.is_finite() & b.is_finite() & radius.is_finite() & radius.ge(L::splat(0.0));
+        let nan = Vec3x::splat(Vec3::NAN);
+        Self {
+            a: Vec3x::select(ok, a, nan),
+            b: Vec3x::select(ok, b, nan),
+            radius: L::select(ok, radius, L::splat(f32::NAN)),
+        }
+    }
+    /// The same capsule in every lane.
+    pub fn splat(c: &Capsule) -> Self {
+        c.splat_lanes()
+    }
+    /// The capsule in lane `i`.
+    pub fn lane(&self, i: usize) -> Capsule {
+        Capsule::new(self.a.lane(i), self.b.lane(i), self.radius.lane(i))
+    }
+}
+
+impl Primitive for Capsule {
+    const COLUMNS: usize = 7;
+    type Lanes<L: Lanes> = CapsuleLanes<L>;
+    fn never_hit() -> Self {
+        Capsule::new(Vec3::NAN, Vec3::NAN, f32::NAN)
+    }
+    fn is_valid(&self) -> bool {
+        Capsule::is_valid(self)
+    }
+    fn write_columns(&self, out: &mut [f32]) {
+        put3(out, 0, self.a);
+        put3(out, 3, self.b);
+        out[6] = self.radius;
+    }
+    fn read_columns(src: &[f32]) -> Self {
+        Capsule::new(get3(src, 0), get3(src, 3), src[6])
+    }
+    #[inline(always)]
+    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> CapsuleLanes<L> {
+        CapsuleLanes {
+            a: load3(cols, 0, i),
+            b: load3(cols, 3, i),
+            radius: L::load(&cols[6][i..]),
+        }
+    }
+    #[inline(always)]
+    fn splat_lanes<L: Lanes>(&self) -> CapsuleLanes<L> {
+        let c = self.sanitized();
+        CapsuleLanes {
+            a: Vec3x::splat(c.a),
+            b: Vec3x::splat(c.b),
+            radius: L::splat(c.radius),
+        }
+    }
+}

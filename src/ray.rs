@@ -1,0 +1,412 @@
+//! Rays: the scalar [`Ray`] (glam), the lane packet [`RayPacket`] and the column buffer
+//! [`RaySoa`], plus the single definition of what makes a ray valid.
+//!
+//! A point on a ray is `origin + t * dir` with `t` in `[t_min, t_max]`, in units of `dir`
+//! (which need not be unit length). A ray is **valid** when
+//!
+//! * every component of `origin` and `dir` is finite,
+//! * `0 < dir·dir < +inf` in f32 (so `|dir|` between roughly `1e-19` and `1e19`),
+//! * `t_min` is finite, `t_max` is not NaN (it may be `+inf`), and `t_min <= t_max`.
+//!
+//! An invalid ray is a defined miss in every kernel, backend and lane; [`Ray::try_new`]
+//! reports why a ray is invalid for callers who want an error instead.
+
+use crate::lanes::{Lanes, Mask};
+use crate::vec3x::Vec3x;
+use glam::Vec3;
+
+/// Lane multiple every column buffer is padded to (the widest backend).
+pub const PAD: usize = 8;
+
+/// Rounds `n` up to a multiple of [`PAD`].
+#[inline]
+pub const fn padded_len(n: usize) -> usize {
+    n.div_ceil(PAD) * PAD
+}
+
+/// A ray `origin + t * dir`, `t ∈ [t_min, t_max]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ray {
+    /// Origin.
+    pub origin: Vec3,
+    /// Direction; need not be unit length (`t` is in units of `dir`).
+    pub dir: Vec3,
+    /// Start of the interval (default 0).
+    pub t_min: f32,
+    /// End of the interval (default `+inf`).
+    pub t_max: f32,
+}
+
+/// Why a ray is invalid (see the module docs for the rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RayError {
+    /// A component of the origin is NaN or infinite.
+    NonFiniteOrigin,
+    /// A component of the direction is NaN or infinite.
+    NonFiniteDirection,
+    /// `dir·dir` is zero (or underflows to zero) or overflows to infinity.
+    DegenerateDirection,
+    /// `t_min` is not finite or `t_max` is NaN.
+    BadInterval,
+    /// `t_min > t_max`.
+    EmptyInterval,
+}
+
+impl core::fmt::Display for RayError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            RayError::NonFiniteOrigin => "ray origin has a NaN or infinite component",
+            RayError::NonFiniteDirection => "ray direction has a NaN or infinite component",
+            RayError::DegenerateDirection => {
+                "ray direction has zero length (or its squared length is not a finite f32)"
+            }
+            RayError::BadInterval => "ray t_min must be finite and t_max must not be NaN",
+            RayError::EmptyInterval => "ray t_min is greater than t_max",
+        })
+    }
+}
+
+impl std::error::Error for RayError {}
+
+impl Ray {
+    /// A ray over `[0, +inf)`. Not validated: an invalid ray is a defined miss.
+    #[inline]
+    pub fn new(origin: Vec3, dir: Vec3) -> Self {
+        Self {
+            origin,
+            dir,
+            t_min: 0.0,
+            t_max: f32::INFINITY,
+        }
+    }
+    /// A ray over `[t_min, t_max]`. Not validated: an invalid ray is a defined miss.
+    #[inline]
+    pub fn with_interval(origin: Vec3, dir: Vec3, t_min: f32, t_max: f32) -> Self {
+        Self {
+            origin,
+            dir,
+            t_min,
+            t_max,
+        }
+    }
+    /// The segment `a → b` as a ray: `origin = a`, `dir = b - a`, `t ∈ [0, 1]`.
+    #[inline]
+    pub fn segment(a: Vec3, b: Vec3) -> Self {
+        Self {
+            origin: a,
+            dir: b - a,
+            t_min: 0.0,
+            t_max: 1.0,
+        }
+    }
+    /// Validating constructor: returns the reason when the ray would be a defined miss.
+    pub fn try_new(origin: Vec3, dir: Vec3, t_min: f32, t_max: f32) -> Result<Self, RayError> {
+        let r = Self {
+            origin,
+            dir,
+            t_min,
+            t_max,
+        };
+        r.check()?;
+        Ok(r)
+    }
+    /// Checks the validity rule of the module docs.
+    pub fn check(&self) -> Result<(), RayError> {
+        if !self.origin.is_finite() {
+            return Err(RayError::NonFiniteOrigin);
+        }
+        if !self.dir.is_finite() {
+            return Err(RayError::NonFiniteDirection);
+        }
+        let dd = self.dir.length_squared();
+        if !(dd > 0.0 && dd < f32::INFINITY) {
+            return Err(RayError::DegenerateDirection);
+        }
+        if !self.t_min.is_finite() || self.t_max.is_nan() {
+            return Err(RayError::BadInterval);
+        }
+        if self.t_min > self.t_max {
+            return Err(RayError::EmptyInterval);
+        }
+        Ok(())
+    }
+    /// True when the ray is valid (see the module docs).
+    #[inline]
+    pub fn is_valid(&self) -> bool {
+        self.check().is_ok()
+    }
+    /// The point at parameter `t`.
+    #[inline]
+    pub fn at(&self, t: f32) -> Vec3 {
+        self.origin + self.dir * t
+    }
+}
+
+/// `L::N` rays, one per lane, with an active mask. Invalid rays are never active.
+#[derive(Clone, Copy, Debug)]
+pub struct RayPacket<L: Lanes> {
+    /// Origins.
+    pub origin: Vec3x<L>,
+    /// Directions.
+    pub dir: Vec3x<L>,
+    /// Interval starts.
+    pub t_min: L,
+    /// Interval ends.
+    pub t_max: L,
+    active: L::Mask,
+}
+
+impl<L: Lanes> RayPacket<L> {
+    /// Builds a packet; `active` is intersected with the validity of each lane's ray.
+    #[inline(always)]
+    pub fn new(origin: Vec3x<L>, dir: Vec3x<L>, t_min: L, t_max: L, active: L::Mask) -> Self {
+        let dd = dir.length_squared();
+        let valid = origin.is_finite()
+            & dir.is_finite()
+            & dd.gt(L::splat(0.0))
+            & dd.lt(L::splat(f32::INFINITY))
+            & t_min.is_finite()
+            & t_min.le(t_max);
+        Self {
+            origin,
+            dir,
+            t_min,
+            t_max,
+            active: active & valid,
+        }
+    }
+    /// The same ray in every lane (for "one ray against `N` primitives").
+    #[inline(always)]
+    pub fn splat(r: &Ray) -> Self {
+        Self::new(
+            Vec3x::splat(r.origin),
+            Vec3x::splat(r.dir),
+            L::splat(r.t_min),
+            L::splat(r.t_max),
+            L::Mask::splat(true),
+        )
+    }
+    /// Up to `N` rays; lanes past `rays.len()` are inactive.
+    pub fn from_rays(rays: &[Ray]) -> Self {
+        let mut cols = [[0.0f32; PAD]; 8];
+        let n = rays.len().min(L::N);
+        for (i, r) in rays[..n].iter().enumerate() {
+            let v = [
+                r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max,
+            ];
+            for (c, x) in cols.iter_mut().zip(v) {
+                c[i] = x;
+            }
+        }
+        let l = |c: usize| L::load(&cols[c]);
+        Self::new(
+            Vec3x::new(l(0), l(1), l(2)),
+            Vec3x::new(l(3), l(4), l(5)),
+            l(6),
+            l(7),
+            L::Mask::from_bitmask((1u32 << n) - 1),
+        )
+    }
+    /// The active mask (valid rays the caller asked for).
+    #[inline(always)]
+    pub fn active(&self) -> L::Mask {
+        self.active
+    }
+    /// Narrows the active mask (e.g. to drop rays that already found a hit).
+    #[inline(always)]
+    pub fn restrict(&mut self, keep: L::Mask) {
+        self.active = self.active & keep;
+    }
+    /// The scalar ray of lane `i`.
+    pub fn ray(&self, i: usize) -> Ray {
+        Ray::with_interval(
+            self.origin.lane(i),
+            self.dir.lane(i),
+            self.t_min.lane(i),
+            self.t_max.lane(i),
+        )
+    }
+}
+
+/// Column names of a [`RaySoa`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RayColumn {
+    /// origin x
+    Ox,
+    /// origin y
+    Oy,
+    /// origin z
+    Oz,
+    /// direction x
+    Dx,
+    /// direction y
+    Dy,
+    /// direction z
+    Dz,
+    /// interval start
+    TMin,
+    /// interval end
+    TMax,
+}
+
+/// Rays stored as eight f32 columns, padded to a multiple of [`PAD`] with invalid rays.
+///
+/// Fill it from your own memory without an array-of-structs detour:
+///
+/// ```
+/// use lanecast::ray::{RaySoa, RayColumn};
+/// let xs: Vec<f32> = vec![0.0, 1.0, 2.0];
+/// let mut soa = RaySoa::with_len(3);
+/// soa.column_mut(RayColumn::Ox).copy_from_slice(bytemuck::cast_slice(&xs));
+/// soa.column_mut(RayColumn::Dz).fill(-1.0);
+/// assert_eq!(soa.ray(2).origin.x, 2.0);
+/// assert!(soa.ray(2).is_valid());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RaySoa {
+    cols: [Vec<f32>; 8],
+    len: usize,
+}
+
+impl RaySoa {
+    /// `n` rays with origin 0, direction 0 (invalid), `t ∈ [0, +inf)`; fill the columns after.
+    pub fn with_len(n: usize) -> Self {
+        let mut s = Self {
+            cols: Default::default(),
+            len: 0,
+        };
+        s.resize(n);
+        s
+    }
+    fn resize(&mut self, n: usize) {
+        let p = padded_len(n);
+        for (c, col) in self.cols.iter_mut().enumerate() {
+            col.truncate(self.len);
+            let fill = if c == RayColumn::TMax as usize {
+                f32::INFINITY
+            } else {
+                0.0
+            };
+            col.resize(n, fill);
+            // Padding rays: zero direction and t_min > t_max, so they are never valid.
+            let pad = if c == RayColumn::TMin as usize {
+                1.0
+            } else {
+                0.0
+            };
+            col.resize(p, pad);
+        }
+        self.len = n;
+    }
+    /// From scalar rays.
+    pub fn from_rays(rays: &[Ray]) -> Self {
+        let mut s = Self::with_len(rays.len());
+        for (i, r) in rays.iter().enumerate() {
+            s.set(i, r);
+        }
+        s
+    }
+    /// From separate columns (all the same length); `t` columns default to `[0, +inf)`.
+    ///
+    /// Returns `None` when the lengths differ.
+    pub fn from_columns(
+        origin: [&[f32]; 3],
+        dir: [&[f32]; 3],
+        t: Option<[&[f32]; 2]>,
+    ) -> Option<Self> {
+        let n = origin[0].len();
+        let all = origin.iter().chain(dir.iter()).chain(t.iter().flatten());
+        if all.clone().any(|c| c.len() != n) {
+            return None;
+        }
+        let mut s = Self::with_len(n);
+        for (c, src) in all.enumerate() {
+            s.cols[c][..n].copy_from_slice(src);
+        }
+        Some(s)
+    }
+    /// From interleaved records of 6 (`ox oy oz dx dy dz`) or 8 (`… tmin tmax`) f32 each,
+    /// e.g. a byte buffer cast with `bytemuck::cast_slice`. Returns `None` when the length
+    /// is not a whole number of records or `stride` is not 6 or 8.
+    pub fn from_interleaved(data: &[f32], stride: usize) -> Option<Self> {
+        if !(stride == 6 || stride == 8) || data.len() % stride != 0 {
+            return None;
+        }
+        let n = data.len() / stride;
+        let mut s = Self::with_len(n);
+        for (i, rec) in data.chunks_exact(stride).enumerate() {
+            for (c, &v) in rec.iter().enumerate() {
+                s.cols[c][i] = v;
+            }
+        }
+        Some(s)
+    }
+    /// Appends a ray.
+    pub fn push(&mut self, r: Ray) {
+        let n = self.len;
+        self.resize(n + 1);
+        self.set(n, &r);
+    }
+    /// Overwrites ray `i`. Panics if `i >= len()`.
+    pub fn set(&mut self, i: usize, r: &Ray) {
+        assert!(
+            i < self.len,
+            "ray index {i} out of range for {} rays",
+            self.len
+        );
+        let v = [
+            r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max,
+        ];
+        for (col, x) in self.cols.iter_mut().zip(v) {
+            col[i] = x;
+        }
+    }
+    /// Number of rays (without padding).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True when there are no rays.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Column `c`, `len()` values.
+    #[inline]
+    pub fn column(&self, c: RayColumn) -> &[f32] {
+        &self.cols[c as usize][..self.len]
+    }
+    /// Column `c` for writing, `len()` values (the padding stays invalid).
+    #[inline]
+    pub fn column_mut(&mut self, c: RayColumn) -> &mut [f32] {
+        &mut self.cols[c as usize][..self.len]
+    }
+    /// The scalar ray `i`. Panics if `i >= len()`.
+    pub fn ray(&self, i: usize) -> Ray {
+        assert!(
+            i < self.len,
+            "ray index {i} out of range for {} rays",
+            self.len
+        );
+        let c = |k: usize| self.cols[k][i];
+        Ray::with_interval(
+            Vec3::new(c(0), c(1), c(2)),
+            Vec3::new(c(3), c(4), c(5)),
+            c(6),
+            c(7),
+        )
+    }
+    /// The packet of rays `i..i + N` (`i` a multiple of `N`); lanes past `len()` are inactive.
+    #[inline(always)]
+    pub fn packet<L: Lanes>(&self, i: usize) -> RayPacket<L> {
+        let c = &self.cols;
+        let live = self.len.saturating_sub(i).min(L::N);
+        RayPacket::new(
+            Vec3x::load(&c[0], &c[1], &c[2], i),
+            Vec3x::load(&c[3], &c[4], &c[5], i),
+            L::load(&c[6][i..]),
+            L::load(&c[7][i..]),
+            L::Mask::from_bitmask((1u32 << live) - 1),
+        )
+    }
+}
