@@ -2,7 +2,8 @@
 //! `[0, 1]` while `a` moves by `va` and `b` by `vb`. In `b`'s frame, `a`'s centre is a ray
 //! with direction `va - vb` against a sphere of radius `ra + rb`.
 //!
-//! Touching or overlapping at `t = 0` gives `0`. Equal velocities (`a = |va - vb|² = 0`)
+//! The discriminant `b² - ac` is evaluated as `a r² - |v × s|²` (no cancellation for small
+//! spheres far apart). Touching or overlapping at `t = 0` gives `0`. Equal velocities (`a = |va - vb|² = 0`)
 //! with no initial contact give no contact, without a division by zero.
 
 use crate::lanes::Lanes;
@@ -30,7 +31,7 @@ pub fn time_of_impact_scalar(a: &Sphere, va: Vec3, b: &Sphere, vb: Vec3) -> Opti
     if qb >= 0.0 {
         return None; // not approaching
     }
-    let disc = qb * qb - qa * c;
+    let disc = qa * (r * r) - v.cross(s).length_squared(); // qb² - qa c, cancellation-free
     if disc < 0.0 {
         return None; // closest approach is still apart
     }
@@ -54,7 +55,8 @@ pub fn time_of_impact_lanes<L: Lanes>(
     let c = s.dot(s) - r * r;
     let qa = v.dot(v);
     let qb = v.dot(s);
-    let disc = qb * qb - qa * c;
+    let vxs = v.cross(s);
+    let disc = qa * (r * r) - vxs.dot(vxs);
     let t = c / (disc.sqrt() - qb);
     let touching = c.le(zero);
     let approaching = qa.gt(zero) & qb.lt(zero) & disc.ge(zero) & t.le(L::splat(1.0));

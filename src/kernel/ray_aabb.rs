@@ -45,7 +45,8 @@ pub(crate) fn slab_scalar(
             }
         }
     }
-    Some((t0, t1))
+    // An entry at +inf (only possible through overflow) is not a hit.
+    (t0 < f32::INFINITY).then_some((t0, t1))
 }
 
 /// The part `(t_enter, t_exit)` of the ray's interval inside the box, if any.
@@ -57,7 +58,8 @@ pub fn intersect_scalar(ray: &Ray, b: &Aabb) -> Option<(f32, f32)> {
 }
 
 /// Branchless lane core: `(t_enter, t_exit)` with the NaN rule of the module docs; the box
-/// is hit where `t_enter <= t_exit`. `inv_d` is `1 / d` per component.
+/// is hit where `t_enter <= t_exit` and `t_enter < +inf` (a slab "entered" at `+inf` only
+/// arises from overflow with `t_max = +inf`). `inv_d` is `1 / d` per component.
 #[inline(always)]
 pub fn slab_lanes<L: Lanes>(
     o: Vec3x<L>,
@@ -93,7 +95,7 @@ pub fn intersect_lanes<L: Lanes>(rays: &RayPacket<L>, b: &AabbLanes<L>) -> (L::M
         b.min,
         b.max,
     );
-    let hit = rays.active() & t0.le(t1);
+    let hit = rays.active() & t0.le(t1) & t0.lt(L::splat(f32::INFINITY));
     (
         hit,
         L::select(hit, t0, L::splat(f32::INFINITY)),

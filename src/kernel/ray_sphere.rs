@@ -7,8 +7,9 @@
 //! early-out applies: outside (`c > 0`) and pointing away (`b > 0`) is a miss before any
 //! square root. A ray starting inside (or on) the sphere hits at `t_min`.
 //!
-//! The discriminant is computed as `a (r² - |m - (b/a) d|²)` (Ray Tracing Gems ch. 7), which
-//! stays accurate for spheres far from the origin where `b² - ac` cancels.
+//! The discriminant `b² - ac` is computed as `a r² - |m × d|²` (the same quantity, since
+//! `|m × d|² = a |m|² - b²`; cf. Ray Tracing Gems ch. 7), which stays accurate for spheres far
+//! from the ray origin where `b² - ac` cancels catastrophically. It needs no division.
 
 use crate::lanes::Lanes;
 use crate::prim::{Sphere, SphereLanes};
@@ -16,9 +17,6 @@ use crate::ray::{Ray, RayPacket};
 use crate::vec3x::Vec3x;
 
 /// Whether the ray touches the sphere within `[t_min, t_max]` (no square root).
-///
-/// Grazing rays within rounding of tangency may disagree with [`intersect_scalar`], which
-/// uses the more accurate discriminant.
 pub fn test_scalar(ray: &Ray, s: &Sphere) -> bool {
     if !ray.is_valid() || !s.is_valid() {
         return false;
@@ -37,7 +35,7 @@ pub fn test_scalar(ray: &Ray, s: &Sphere) -> bool {
     let len = ray.t_max - ray.t_min;
     if -b <= a * len {
         // closest approach inside the interval: the line must reach the sphere
-        b * b - a * c >= 0.0
+        a * (s.radius * s.radius) - m.cross(d).length_squared() >= 0.0
     } else {
         // closest approach beyond t_max: the end point must be inside
         (a * len + 2.0 * b) * len + c <= 0.0
@@ -55,7 +53,8 @@ pub fn test_lanes<L: Lanes>(rays: &RayPacket<L>, s: &SphereLanes<L>) -> L::Mask 
     let len = rays.t_max - rays.t_min;
     let zero = L::splat(0.0);
     let vertex_inside = (-b).le(a * len);
-    let line_hits = (b * b - a * c).ge(zero);
+    let mxd = m.cross(d);
+    let line_hits = (a * (s.radius * s.radius) - mxd.dot(mxd)).ge(zero);
     let end_inside = (a * len + (b + b)) * len + c;
     let end_inside = end_inside.le(zero);
     let approach = b.le(zero) & ((vertex_inside & line_hits) | (!vertex_inside & end_inside));
@@ -80,12 +79,11 @@ pub fn intersect_scalar(ray: &Ray, s: &Sphere) -> Option<f32> {
         return None; // outside and pointing away
     }
     let a = d.dot(d);
-    let f = m - d * (b / a); // from the centre to the closest point of the line
-    let h2 = r2 - f.dot(f);
-    if h2 < 0.0 {
+    let disc = a * r2 - m.cross(d).length_squared(); // b² - ac, without cancellation
+    if disc < 0.0 {
         return None; // the line misses
     }
-    let h = (a * h2).sqrt(); // sqrt(b² - ac)
+    let h = disc.sqrt();
     let t = ray.t_min + c / (h - b); // smaller root, c / q form (no cancellation for b <= 0)
     (t <= ray.t_max && t.is_finite()).then_some(t)
 }
@@ -105,12 +103,11 @@ pub(crate) fn first_root<L: Lanes>(
     let c = m.dot(m) - r2;
     let b = m.dot(d);
     let a = d.dot(d);
-    let f = m.mul_add(d, -(b / a));
-    let h2 = r2 - f.dot(f);
-    let h = (a * h2).sqrt();
-    let s = c / (h - b);
+    let mxd = m.cross(d);
+    let disc = a * r2 - mxd.dot(mxd);
+    let s = c / (disc.sqrt() - b);
     let inside = c.le(zero);
-    let outside_hit = b.le(zero) & h2.ge(zero) & s.ge(zero);
+    let outside_hit = b.le(zero) & disc.ge(zero) & s.ge(zero);
     (inside | outside_hit, L::select(inside, zero, s), inside)
 }
 

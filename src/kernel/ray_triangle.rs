@@ -2,13 +2,11 @@
 //! `(1-u-v) v0 + u v1 + v v2`. Degenerate (zero-area) triangles are never hit; neither are
 //! rays parallel to the triangle's plane.
 //!
-//! The scalar reference is Möller–Trumbore as published (`p = d × e2`, `det = e1 · p`, one
-//! division). The lanes version is the division-free form used by Embree: with the scaled
-//! normal `n = e1 × e2`, `den = -d·n`, `R = s × d` (`s = o - v0`), it accepts when
-//! `U = R·e2`, `V = -R·e1` and `T = s·n` (sign-flipped by `den`) satisfy `U, V >= 0`,
-//! `U + V <= |den|`, `|den| t_min <= T <= |den| t_max`, and divides only for the result.
-//! Both compute the degeneracy test `|e1 × e2|² > 0` with the same operations, so they
-//! agree exactly on which triangles are degenerate.
+//! The scalar reference is Möller–Trumbore as published (`p = d × e2`, `det = e1 · p`,
+//! early exits after `u` and `v`). The lanes version evaluates the same expressions for all
+//! lanes and combines the tests into one mask, dividing once. Both apply the degeneracy test
+//! of [`Triangle::is_degenerate`] with the same operations, so they agree exactly on which
+//! triangles are degenerate (slivers whose barycentrics f32 cannot resolve).
 
 use crate::lanes::Lanes;
 use crate::prim::{Triangle, TriangleLanes};
@@ -60,35 +58,37 @@ pub fn intersect_lanes<L: Lanes>(
     tri: &TriangleLanes<L>,
 ) -> (L::Mask, L, L, L) {
     let zero = L::splat(0.0);
+    let one = L::splat(1.0);
+    let inf = L::splat(f32::INFINITY);
     let e1 = tri.v1 - tri.v0;
     let e2 = tri.v2 - tri.v0;
-    let n = e1.cross(e2);
-    let n2 = n.dot(n);
+    // Degeneracy, exactly as Triangle::is_degenerate.
+    let n2 = e1.cross(e2).length_squared();
+    let bound =
+        L::splat(Triangle::SLIVER * Triangle::SLIVER) * (e1.length_squared() * e2.length_squared());
+    let solid = n2.gt(bound) & n2.lt(inf) & bound.lt(inf);
+    // Möller–Trumbore.
+    let p = rays.dir.cross(e2);
+    let det = e1.dot(p);
+    let inv_det = one / det;
     let s = rays.origin - tri.v0;
-    let den = -n.dot(rays.dir);
-    let r = s.cross(rays.dir);
-    let u = r.dot(e2).xor_sign(den);
-    let v = (-r.dot(e1)).xor_sign(den);
-    let t = s.dot(n).xor_sign(den);
-    let abs_den = den.abs();
+    let u = s.dot(p) * inv_det;
+    let q = s.cross(e1);
+    let v = rays.dir.dot(q) * inv_det;
+    let t = e2.dot(q) * inv_det;
     let hit = rays.active()
-        & n2.gt(zero)
-        & n2.lt(L::splat(f32::INFINITY))
-        & abs_den.gt(zero)
+        & solid
+        & det.ne(zero)
         & u.ge(zero)
+        & u.le(one)
         & v.ge(zero)
-        & (u + v).le(abs_den)
-        & t.ge(abs_den * rays.t_min)
-        & t.le(abs_den * rays.t_max);
-    let rcp = L::splat(1.0) / abs_den;
+        & (u + v).le(one)
+        & t.ge(rays.t_min)
+        & t.le(rays.t_max);
     (
         hit,
-        L::select(
-            hit,
-            (t * rcp).max(rays.t_min).min(rays.t_max),
-            L::splat(f32::INFINITY),
-        ),
-        L::select(hit, u * rcp, zero),
-        L::select(hit, v * rcp, zero),
+        L::select(hit, t, inf),
+        L::select(hit, u, zero),
+        L::select(hit, v, zero),
     )
 }

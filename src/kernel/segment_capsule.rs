@@ -3,7 +3,8 @@
 //! (Ericson 5.3.7, `IntersectSegmentCylinder`, without its end discs) and two end spheres;
 //! once `p` is known to be outside, the first contact is the earliest entry into any part.
 //! A zero-length segment touches only if `p` is inside. A capsule whose ends coincide is a
-//! sphere.
+//! sphere. As for spheres, the body's discriminant is evaluated in a cancellation-free form
+//! (`qb² - qa·qc = dd (qa r² - ((m × n)·d)²)`), which matters for thin capsules seen from far.
 
 use crate::kernel::ray_sphere;
 use crate::lanes::Lanes;
@@ -30,14 +31,23 @@ pub fn sq_dist_point_segment(p: Vec3, a: Vec3, b: Vec3) -> f32 {
 
 /// First contact time of the segment with the capsule.
 pub fn intersect_scalar(p: Vec3, q: Vec3, cap: &Capsule) -> Option<f32> {
-    if !p.is_finite() || !q.is_finite() || !cap.is_valid() {
+    if !p.is_finite() || !q.is_finite() {
+        return None;
+    }
+    intersect_dir_scalar(p, q - p, cap)
+}
+
+/// [`intersect_scalar`] for the segment `p → p + n` (the sweep kernels pass the motion
+/// vector directly rather than recomputing it from two end points).
+pub(crate) fn intersect_dir_scalar(p: Vec3, n: Vec3, cap: &Capsule) -> Option<f32> {
+    if !p.is_finite() || !n.is_finite() || !cap.is_valid() {
         return None;
     }
     let r2 = cap.radius * cap.radius;
     if sq_dist_point_segment(p, cap.a, cap.b) <= r2 {
         return Some(0.0);
     }
-    let seg = Ray::segment(p, q);
+    let seg = Ray::with_interval(p, n, 0.0, 1.0);
     let mut best: Option<f32> = None;
     let mut take = |t: f32| best = Some(best.map_or(t, |b: f32| b.min(t)));
     for c in [cap.a, cap.b] {
@@ -45,16 +55,18 @@ pub fn intersect_scalar(p: Vec3, q: Vec3, cap: &Capsule) -> Option<f32> {
             take(t);
         }
     }
-    // Cylinder body: |(m + t n) - axial part|² = r² with m = p - a, n = q - p, e = b - a.
-    let (d, m, n) = (cap.b - cap.a, p - cap.a, q - p);
+    // Cylinder body (Ericson 5.3.7 with axis d = b - a, m = p - a): the quadratic
+    // qa t² + 2 qb t + qc = 0, all scaled by dd = d·d.
+    let (d, m) = (cap.b - cap.a, p - cap.a);
     let (md, nd, dd) = (m.dot(d), n.dot(d), d.dot(d));
-    let (nn, mn) = (n.dot(n), m.dot(n));
-    let qa = dd * nn - nd * nd;
-    if dd > 0.0 && qa > 0.0 {
-        let k = m.dot(m) - r2;
-        let qc = dd * k - md * md;
-        let qb = dd * mn - nd * md;
-        let disc = qb * qb - qa * qc;
+    let qa = dd * n.dot(n) - nd * nd;
+    let qb = dd * m.dot(n) - nd * md;
+    let qc = dd * (m.dot(m) - r2) - md * md;
+    // Outside the infinite cylinder (qc > 0), approaching its axis (qb < 0), not parallel.
+    if dd > 0.0 && qa > 0.0 && qc > 0.0 && qb < 0.0 {
+        // qb² - qa qc without cancellation: dd (qa r² - ((m × n) · d)²).
+        let triple = m.cross(n).dot(d);
+        let disc = dd * (qa * r2 - triple * triple);
         if disc >= 0.0 {
             let t = (-qb - disc.sqrt()) / qa;
             let axial = md + t * nd;
@@ -94,16 +106,18 @@ pub(crate) fn capsule_raw<L: Lanes>(
         L::select(ok, s, inf)
     };
     let t_caps = sphere(a).min(sphere(b));
-    // Body.
-    let (nn, mn) = (n.dot(n), m.dot(n));
-    let qa = dd * nn - nd * nd;
+    // Body: root qc / (sqrt(disc) - qb), free of cancellation for qb < 0.
+    let qa = dd * n.dot(n) - nd * nd;
+    let qb = dd * m.dot(n) - nd * md;
     let qc = dd * (m.dot(m) - r2) - md * md;
-    let qb = dd * mn - nd * md;
-    let disc = qb * qb - qa * qc;
-    let t = (-qb - disc.sqrt()) / qa;
+    let triple = m.cross(n).dot(d);
+    let disc = dd * (qa * r2 - triple * triple);
+    let t = qc / (disc.sqrt() - qb);
     let axial = md + t * nd;
     let body = dd.gt(zero)
         & qa.gt(zero)
+        & qc.gt(zero)
+        & qb.lt(zero)
         & disc.ge(zero)
         & t.ge(zero)
         & t.le(one)

@@ -53,13 +53,11 @@ pub fn crossings_scalar(ray: &Ray, s: &Sphere) -> Crossings {
     let m = ray.origin - s.center;
     let a = d.dot(d);
     let b = m.dot(d);
-    let r2 = s.radius * s.radius;
-    let f = m - d * (b / a);
-    let h2 = r2 - f.dot(f);
-    if h2 < 0.0 {
+    let disc = a * (s.radius * s.radius) - m.cross(d).length_squared(); // b² - ac
+    if disc < 0.0 {
         return Crossings::default();
     }
-    let h = (a * h2).sqrt();
+    let h = disc.sqrt();
     let roots = [(-b - h) / a, (-b + h) / a];
     let [enter, exit] = roots.map(|t| {
         (t >= ray.t_min && t <= ray.t_max).then(|| Crossing {
@@ -114,9 +112,9 @@ pub fn crossings_lanes<L: Lanes>(rays: &RayPacket<L>, s: &SphereLanes<L>) -> Cro
     let b = m.dot(d);
     let r2 = s.radius * s.radius;
     let c = m.dot(m) - r2;
-    let f = m.mul_add(d, -(b / a));
-    let h2 = r2 - f.dot(f);
-    let h = (a * h2).sqrt();
+    let mxd = m.cross(d);
+    let disc = a * r2 - mxd.dot(mxd);
+    let h = disc.sqrt();
     // q = -(b + sign(b) h): both roots without cancellation; q = 0 only for a double root at 0.
     let q = -(h.xor_sign(b) + b);
     let r1 = q / a;
@@ -124,7 +122,7 @@ pub fn crossings_lanes<L: Lanes>(rays: &RayPacket<L>, s: &SphereLanes<L>) -> Cro
     let q_zero = q.eq(zero);
     let t0 = L::select(q_zero, zero, r1.min(r2_));
     let t1 = L::select(q_zero, zero, r1.max(r2_));
-    let live = rays.active() & h2.ge(zero);
+    let live = rays.active() & disc.ge(zero);
     let in_range = |t: L| t.ge(rays.t_min) & t.le(rays.t_max);
     let enter = live & in_range(t0);
     let exit = live & in_range(t1);

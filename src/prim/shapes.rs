@@ -93,6 +93,10 @@ pub struct Triangle {
 }
 
 impl Triangle {
+    /// Smallest sine of the angle between two edges for a triangle to count as non-degenerate
+    /// (2⁻²⁰ ≈ 9.5e-7: below that, f32 cannot resolve the triangle's plane).
+    pub const SLIVER: f32 = 1.0 / 1_048_576.0;
+
     /// A triangle from its vertices.
     pub fn new(v0: Vec3, v1: Vec3, v2: Vec3) -> Self {
         Self { v: [v0, v1, v2] }
@@ -105,10 +109,17 @@ impl Triangle {
     pub fn scaled_normal(&self) -> Vec3 {
         (self.v[1] - self.v[0]).cross(self.v[2] - self.v[0])
     }
-    /// Zero area in f32 (`|cross(e1, e2)|² == 0`) or a non-finite vertex.
+    /// A non-finite vertex, or an area within f32 rounding of zero: with `e1 = v1 - v0`,
+    /// `e2 = v2 - v0`, degenerate when `|e1 × e2|² <= SLIVER² · |e1|² · |e2|²` (the sine of
+    /// the angle between the edges is at most [`Triangle::SLIVER`]) or that product is not a
+    /// finite f32. Rays never hit degenerate triangles; the ray kernels evaluate this same
+    /// expression with the same operations, so every backend agrees on it exactly.
     pub fn is_degenerate(&self) -> bool {
-        let n2 = self.scaled_normal().length_squared();
-        !(n2 > 0.0 && n2.is_finite()) || !self.is_valid()
+        let e1 = self.v[1] - self.v[0];
+        let e2 = self.v[2] - self.v[0];
+        let n2 = e1.cross(e2).length_squared();
+        let bound = (Self::SLIVER * Self::SLIVER) * (e1.length_squared() * e2.length_squared());
+        !(n2 > bound && n2 < f32::INFINITY && bound < f32::INFINITY && self.is_valid())
     }
     /// Unit geometric normal `normalize(cross(v1 - v0, v2 - v0))` (zero if degenerate).
     pub fn normal(&self) -> Vec3 {

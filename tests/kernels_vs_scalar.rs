@@ -1,0 +1,1195 @@
+//! Every lanes kernel, at widths 1, 4 and 8 and in every orientation it supports, against
+//! its scalar reference: 10⁶ seeded random cases per kernel (release builds), edge-value
+//! tables, every number replaced by NaN/±inf/±0/tiny/huge, and batch tails of 1..=17.
+//! See `common/mod.rs` for how near-boundary cases are recognised and counted.
+
+mod common;
+
+use common::*;
+use glam::Vec3;
+use lanecast::kernel::*;
+use lanecast::prim::*;
+use lanecast::rng::Rng;
+use lanecast::vec3x::Vec3x;
+use lanecast::{Lanes, Mask, Ray, RayPacket};
+
+// ---------------------------------------------------------------------------------------
+// Packing helpers.
+
+fn ray_nums(r: &Ray) -> [f32; 8] {
+    [
+        r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max,
+    ]
+}
+fn ray_from(n: &[f32]) -> Ray {
+    Ray::with_interval(
+        Vec3::from_slice(&n[0..3]),
+        Vec3::from_slice(&n[3..6]),
+        n[6],
+        n[7],
+    )
+}
+fn v3(n: &[f32], i: usize) -> Vec3 {
+    Vec3::from_slice(&n[i..i + 3])
+}
+
+fn packet<L: Lanes>(rays: &[Ray], orient: Orient) -> RayPacket<L> {
+    if orient == Orient::SplatFirst {
+        RayPacket::splat(&rays[0])
+    } else {
+        RayPacket::from_rays(rays)
+    }
+}
+fn prim_lanes<P: Primitive, L: Lanes>(prims: &[P], orient: Orient) -> P::Lanes<L> {
+    if orient == Orient::SplatSecond {
+        prims[0].splat_lanes()
+    } else {
+        Soa::from_slice(prims).lanes(0)
+    }
+}
+fn vec_lanes<L: Lanes>(v: &[Vec3]) -> Vec3x<L> {
+    let mut c = [[0.0f32; 8]; 3];
+    for (i, p) in v.iter().enumerate() {
+        for k in 0..3 {
+            c[k][i] = p[k];
+        }
+    }
+    Vec3x::load(&c[0], &c[1], &c[2], 0)
+}
+fn no_nan<L: Lanes>(name: &str, vals: &[L]) {
+    for v in vals {
+        for i in 0..L::N {
+            assert!(
+                !v.lane(i).is_nan(),
+                "{name}: lane {i} of a {} result is NaN: {v:?}",
+                L::NAME
+            );
+        }
+    }
+}
+fn opt_t(hit: bool, t: f32) -> Option<f32> {
+    hit.then_some(t)
+}
+fn t_sig(t: Option<f32>, scale: f32) -> (f32, f32) {
+    (t.unwrap_or(f32::INFINITY), scale + t.map_or(0.0, f32::abs))
+}
+
+fn perturb_ray(rng: &mut Rng, r: &Ray, s: f32) -> Ray {
+    let tu = s / sane(r.dir.length());
+    Ray::with_interval(
+        jig(rng, r.origin, s),
+        jig_dir(rng, r.dir),
+        jigf(rng, r.t_min, r.t_min.abs() + tu),
+        jigf(rng, r.t_max, r.t_max.abs() + tu),
+    )
+}
+
+fn aim(rng: &mut Rng, o: Vec3, target: Vec3) -> Vec3 {
+    let d = if rng.f32() < 0.1 {
+        rng.unit_vec3()
+    } else {
+        (target - o) * 10f32.powf(rng.range(-2.0, 2.0))
+    };
+    zero_some(rng, d, 0.05)
+}
+
+// ---------------------------------------------------------------------------------------
+// Ray–sphere (test, intersect, crossings share the case data).
+
+#[derive(Clone, Copy, Debug)]
+struct RaySphereCase<const K: u8> {
+    ray: Ray,
+    s: Sphere,
+}
+
+impl<const K: u8> RaySphereCase<K> {
+    fn random(rng: &mut Rng) -> Self {
+        let k = magnitude(rng);
+        let off = if rng.f32() < 0.2 {
+            rng.vec3(-1e3, 1e3)
+        } else {
+            Vec3::ZERO
+        };
+        let c = rng.vec3(-10.0, 10.0);
+        let r = 10f32.powf(rng.range(-2.0, 0.7));
+        let o = if rng.f32() < 0.15 {
+            c + rng.unit_vec3() * r * rng.f32()
+        } else {
+            rng.vec3(-20.0, 20.0)
+        };
+        let target = c + rng.unit_vec3() * r * rng.range(0.0, 1.6);
+        let d = aim(rng, o, target);
+        let (t0, t1) = interval(rng);
+        Self {
+            ray: Ray::with_interval(o * k + off, d * k, t0, t1),
+            s: Sphere::new(c * k + off, r * k),
+        }
+    }
+    fn scale(&self) -> f32 {
+        sane((self.ray.origin - self.s.center).length() + self.s.radius.abs())
+    }
+    fn tscale(&self) -> f32 {
+        self.scale() / sane(self.ray.dir.length())
+    }
+    fn perturb_(&self, rng: &mut Rng) -> Self {
+        let s = self.scale();
+        Self {
+            ray: perturb_ray(rng, &self.ray, s),
+            s: Sphere::new(jig(rng, self.s.center, s), jigf(rng, self.s.radius, s)),
+        }
+    }
+    fn numbers_(&self) -> Vec<f32> {
+        let mut n = ray_nums(&self.ray).to_vec();
+        n.extend([
+            self.s.center.x,
+            self.s.center.y,
+            self.s.center.z,
+            self.s.radius,
+        ]);
+        n
+    }
+    fn from_(n: &[f32]) -> Self {
+        Self {
+            ray: ray_from(n),
+            s: Sphere::new(v3(n, 8), n[11]),
+        }
+    }
+    fn share_(&mut self, from: &Self, o: Orient) {
+        match o {
+            Orient::SplatFirst => self.ray = from.ray,
+            Orient::SplatSecond => self.s = from.s,
+            Orient::Pairs => {}
+        }
+    }
+    fn split(cases: &[Self]) -> (Vec<Ray>, Vec<Sphere>) {
+        (
+            cases.iter().map(|c| c.ray).collect(),
+            cases.iter().map(|c| c.s).collect(),
+        )
+    }
+}
+
+macro_rules! ray_prim_case_common {
+    () => {
+        const ORIENTS: &'static [Orient] =
+            &[Orient::Pairs, Orient::SplatFirst, Orient::SplatSecond];
+        fn perturb(&self, rng: &mut Rng) -> Self {
+            self.perturb_(rng)
+        }
+        fn share(&mut self, from: &Self, o: Orient) {
+            self.share_(from, o)
+        }
+        fn numbers(&self) -> Vec<f32> {
+            self.numbers_()
+        }
+        fn from_numbers(n: &[f32]) -> Self {
+            Self::from_(n)
+        }
+    };
+}
+
+impl Case for RaySphereCase<0> {
+    type Out = bool;
+    ray_prim_case_common!();
+    fn scalar(&self) -> bool {
+        ray_sphere::test_scalar(&self.ray, &self.s)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<bool> {
+        let (rays, spheres) = Self::split(cases);
+        let m = ray_sphere::test_lanes(
+            &packet::<L>(&rays, o),
+            &prim_lanes::<Sphere, L>(&spheres, o),
+        );
+        (0..cases.len()).map(|i| m.lane(i)).collect()
+    }
+    fn sig(&self, out: &bool) -> Sig {
+        Sig {
+            discrete: vec![*out],
+            cont: vec![],
+        }
+    }
+}
+
+impl Case for RaySphereCase<1> {
+    type Out = Option<f32>;
+    ray_prim_case_common!();
+    fn scalar(&self) -> Option<f32> {
+        ray_sphere::intersect_scalar(&self.ray, &self.s)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<Option<f32>> {
+        let (rays, spheres) = Self::split(cases);
+        let (m, t) = ray_sphere::intersect_lanes(
+            &packet::<L>(&rays, o),
+            &prim_lanes::<Sphere, L>(&spheres, o),
+        );
+        no_nan("ray_sphere::intersect", &[t]);
+        (0..cases.len())
+            .map(|i| opt_t(m.lane(i), t.lane(i)))
+            .collect()
+    }
+    fn sig(&self, out: &Option<f32>) -> Sig {
+        Sig {
+            discrete: vec![out.is_some()],
+            cont: vec![t_sig(*out, self.tscale())],
+        }
+    }
+}
+
+impl Case for RaySphereCase<2> {
+    type Out = segment_sphere::Crossings;
+    ray_prim_case_common!();
+    fn scalar(&self) -> Self::Out {
+        segment_sphere::crossings_scalar(&self.ray, &self.s)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<Self::Out> {
+        let (rays, spheres) = Self::split(cases);
+        let x = segment_sphere::crossings_lanes(
+            &packet::<L>(&rays, o),
+            &prim_lanes::<Sphere, L>(&spheres, o),
+        );
+        no_nan(
+            "segment_sphere",
+            &[
+                x.t_enter,
+                x.t_exit,
+                x.n_enter.x,
+                x.n_enter.y,
+                x.n_enter.z,
+                x.n_exit.x,
+            ],
+        );
+        (0..cases.len()).map(|i| x.lane(i)).collect()
+    }
+    fn sig(&self, out: &Self::Out) -> Sig {
+        let ts = self.tscale();
+        let ns = 1.0 + self.scale() / sane(self.s.radius);
+        let mut cont = Vec::new();
+        for c in [out.enter, out.exit] {
+            cont.push(t_sig(c.map(|c| c.t), ts));
+            let n = c.map_or(Vec3::ZERO, |c| c.normal);
+            cont.extend([(n.x, ns), (n.y, ns), (n.z, ns)]);
+        }
+        Sig {
+            discrete: vec![out.enter.is_some(), out.exit.is_some()],
+            cont,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Ray–box.
+
+#[derive(Clone, Copy, Debug)]
+struct RayBoxCase {
+    ray: Ray,
+    b: Aabb,
+}
+
+fn gen_box(rng: &mut Rng, lo: f32, hi: f32) -> Aabb {
+    let c = rng.vec3(-10.0, 10.0);
+    let mut h = Vec3::new(
+        10f32.powf(rng.range(lo, hi)),
+        10f32.powf(rng.range(lo, hi)),
+        10f32.powf(rng.range(lo, hi)),
+    );
+    if rng.f32() < 0.05 {
+        h[rng.below(3) as usize] = 0.0; // flat box
+    }
+    Aabb::new(c - h, c + h)
+}
+fn box_scale(b: &Aabb, p: Vec3) -> f32 {
+    sane((p - b.center()).length() + b.half_extents().length())
+}
+fn jig_box(rng: &mut Rng, b: &Aabb, s: f32) -> Aabb {
+    Aabb::new(jig(rng, b.min, s), jig(rng, b.max, s))
+}
+fn box_nums(b: &Aabb) -> [f32; 6] {
+    [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z]
+}
+
+impl RayBoxCase {
+    fn random(rng: &mut Rng) -> Self {
+        let k = magnitude(rng);
+        let b = gen_box(rng, -2.0, 0.7);
+        let (c, h) = (b.center(), b.half_extents());
+        let mut o = if rng.f32() < 0.15 {
+            c + h * rng.vec3(-1.0, 1.0)
+        } else {
+            rng.vec3(-20.0, 20.0)
+        };
+        if rng.f32() < 0.1 {
+            let i = rng.below(3) as usize;
+            o[i] = if rng.f32() < 0.5 { b.min[i] } else { b.max[i] }; // on a slab plane
+        }
+        let target = c + h * rng.vec3(-1.3, 1.3);
+        let mut d = aim(rng, o, target);
+        d = zero_some(rng, d, 0.1);
+        let (t0, t1) = interval(rng);
+        Self {
+            ray: Ray::with_interval(o * k, d * k, t0, t1),
+            b: Aabb::new(b.min * k, b.max * k),
+        }
+    }
+    fn scale(&self) -> f32 {
+        box_scale(&self.b, self.ray.origin)
+    }
+    fn perturb_(&self, rng: &mut Rng) -> Self {
+        let s = self.scale();
+        Self {
+            ray: perturb_ray(rng, &self.ray, s),
+            b: jig_box(rng, &self.b, s),
+        }
+    }
+    fn numbers_(&self) -> Vec<f32> {
+        let mut n = ray_nums(&self.ray).to_vec();
+        n.extend(box_nums(&self.b));
+        n
+    }
+    fn from_(n: &[f32]) -> Self {
+        Self {
+            ray: ray_from(n),
+            b: Aabb::new(v3(n, 8), v3(n, 11)),
+        }
+    }
+    fn share_(&mut self, from: &Self, o: Orient) {
+        match o {
+            Orient::SplatFirst => self.ray = from.ray,
+            Orient::SplatSecond => self.b = from.b,
+            Orient::Pairs => {}
+        }
+    }
+}
+
+impl Case for RayBoxCase {
+    type Out = Option<(f32, f32)>;
+    ray_prim_case_common!();
+    fn scalar(&self) -> Self::Out {
+        ray_aabb::intersect_scalar(&self.ray, &self.b)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<Self::Out> {
+        let rays: Vec<Ray> = cases.iter().map(|c| c.ray).collect();
+        let boxes: Vec<Aabb> = cases.iter().map(|c| c.b).collect();
+        let (m, t0, t1) =
+            ray_aabb::intersect_lanes(&packet::<L>(&rays, o), &prim_lanes::<Aabb, L>(&boxes, o));
+        no_nan("ray_aabb", &[t0, t1]);
+        (0..cases.len())
+            .map(|i| m.lane(i).then(|| (t0.lane(i), t1.lane(i))))
+            .collect()
+    }
+    fn sig(&self, out: &Self::Out) -> Sig {
+        let ts = self.scale() / sane(self.ray.dir.length());
+        Sig {
+            discrete: vec![out.is_some()],
+            cont: vec![t_sig(out.map(|x| x.0), ts), t_sig(out.map(|x| x.1), ts)],
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Ray–triangle.
+
+#[derive(Clone, Copy, Debug)]
+struct RayTriCase {
+    ray: Ray,
+    tri: Triangle,
+}
+
+fn gen_triangle(rng: &mut Rng, c: Vec3, size: f32) -> Triangle {
+    let v0 = c + rng.unit_vec3() * size;
+    let mut v1 = c + rng.unit_vec3() * size;
+    let mut v2 = c + rng.unit_vec3() * size;
+    let u = rng.f32();
+    if u < 0.03 {
+        v2 = v0 + (v1 - v0) * rng.range(-1.0, 2.0); // (nearly) collinear
+    } else if u < 0.05 {
+        v1 = v0; // exactly degenerate
+    } else if u < 0.15 {
+        let axis = [Vec3::X, Vec3::Y, Vec3::Z][rng.below(3) as usize];
+        v1 = v0 + axis * size; // an edge parallel to a box axis
+    }
+    Triangle::new(v0, v1, v2)
+}
+fn tri_nums(t: &Triangle) -> [f32; 9] {
+    let [a, b, c] = t.v;
+    [a.x, a.y, a.z, b.x, b.y, b.z, c.x, c.y, c.z]
+}
+fn tri_from(n: &[f32], i: usize) -> Triangle {
+    Triangle::new(v3(n, i), v3(n, i + 3), v3(n, i + 6))
+}
+fn tri_size(t: &Triangle) -> f32 {
+    (t.v[1] - t.v[0]).length().max((t.v[2] - t.v[0]).length())
+}
+
+impl RayTriCase {
+    fn random(rng: &mut Rng) -> Self {
+        let k = magnitude(rng);
+        let c = rng.vec3(-10.0, 10.0);
+        let size = 10f32.powf(rng.range(-1.0, 1.0));
+        let tri = gen_triangle(rng, c, size);
+        let [v0, v1, v2] = tri.v;
+        let (u, v) = (rng.range(-0.2, 1.1), rng.range(-0.2, 1.1));
+        let target = v0 + (v1 - v0) * u + (v2 - v0) * v;
+        let o = rng.vec3(-20.0, 20.0);
+        let d = aim(rng, o, target);
+        let (t0, t1) = interval(rng);
+        let tri = Triangle::new(v0 * k, v1 * k, v2 * k);
+        Self {
+            ray: Ray::with_interval(o * k, d * k, t0, t1),
+            tri,
+        }
+    }
+    fn scale(&self) -> f32 {
+        sane((self.ray.origin - self.tri.v[0]).length() + tri_size(&self.tri))
+    }
+    fn perturb_(&self, rng: &mut Rng) -> Self {
+        let s = self.scale();
+        let v = self.tri.v.map(|p| jig(rng, p, s));
+        Self {
+            ray: perturb_ray(rng, &self.ray, s),
+            tri: Triangle::new(v[0], v[1], v[2]),
+        }
+    }
+    fn numbers_(&self) -> Vec<f32> {
+        let mut n = ray_nums(&self.ray).to_vec();
+        n.extend(tri_nums(&self.tri));
+        n
+    }
+    fn from_(n: &[f32]) -> Self {
+        Self {
+            ray: ray_from(n),
+            tri: tri_from(n, 8),
+        }
+    }
+    fn share_(&mut self, from: &Self, o: Orient) {
+        match o {
+            Orient::SplatFirst => self.ray = from.ray,
+            Orient::SplatSecond => self.tri = from.tri,
+            Orient::Pairs => {}
+        }
+    }
+}
+
+impl Case for RayTriCase {
+    type Out = Option<ray_triangle::TriHit>;
+    ray_prim_case_common!();
+    fn scalar(&self) -> Self::Out {
+        ray_triangle::intersect_scalar(&self.ray, &self.tri)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<Self::Out> {
+        let rays: Vec<Ray> = cases.iter().map(|c| c.ray).collect();
+        let tris: Vec<Triangle> = cases.iter().map(|c| c.tri).collect();
+        let (m, t, u, v) = ray_triangle::intersect_lanes(
+            &packet::<L>(&rays, o),
+            &prim_lanes::<Triangle, L>(&tris, o),
+        );
+        no_nan("ray_triangle", &[t, u, v]);
+        (0..cases.len())
+            .map(|i| {
+                m.lane(i).then(|| ray_triangle::TriHit {
+                    t: t.lane(i),
+                    u: u.lane(i),
+                    v: v.lane(i),
+                })
+            })
+            .collect()
+    }
+    fn sig(&self, out: &Self::Out) -> Sig {
+        let ts = self.scale() / sane(self.ray.dir.length());
+        let us = 1.0 + self.scale() / sane(tri_size(&self.tri));
+        Sig {
+            discrete: vec![out.is_some()],
+            cont: vec![
+                t_sig(out.map(|h| h.t), ts),
+                (out.map_or(0.0, |h| h.u), us),
+                (out.map_or(0.0, |h| h.v), us),
+            ],
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Ray–plane.
+
+#[derive(Clone, Copy, Debug)]
+struct RayPlaneCase {
+    ray: Ray,
+    p: Plane,
+}
+
+impl RayPlaneCase {
+    fn random(rng: &mut Rng) -> Self {
+        let k = magnitude(rng);
+        let u = rng.unit_vec3();
+        let n = zero_some(rng, u, 0.2) * 10f32.powf(rng.range(-2.0, 2.0));
+        let d = rng.range(-10.0, 10.0) * n.length();
+        let o = rng.vec3(-20.0, 20.0);
+        let target = rng.vec3(-10.0, 10.0);
+        let mut dir = aim(rng, o, target);
+        if rng.f32() < 0.05 {
+            dir = n.any_orthogonal_vector(); // parallel
+        }
+        let (t0, t1) = interval(rng);
+        Self {
+            ray: Ray::with_interval(o * k, dir * k, t0, t1),
+            p: Plane::new(n, d * k),
+        }
+    }
+    fn scale(&self) -> f32 {
+        sane(self.ray.origin.length() + (self.p.d / sane(self.p.normal.length())).abs())
+    }
+    fn perturb_(&self, rng: &mut Rng) -> Self {
+        let s = self.scale();
+        let n = jig_dir(rng, self.p.normal);
+        Self {
+            ray: perturb_ray(rng, &self.ray, s),
+            p: Plane::new(n, jigf(rng, self.p.d, s * n.length())),
+        }
+    }
+    fn numbers_(&self) -> Vec<f32> {
+        let mut n = ray_nums(&self.ray).to_vec();
+        n.extend([self.p.normal.x, self.p.normal.y, self.p.normal.z, self.p.d]);
+        n
+    }
+    fn from_(n: &[f32]) -> Self {
+        Self {
+            ray: ray_from(n),
+            p: Plane::new(v3(n, 8), n[11]),
+        }
+    }
+    fn share_(&mut self, from: &Self, o: Orient) {
+        match o {
+            Orient::SplatFirst => self.ray = from.ray,
+            Orient::SplatSecond => self.p = from.p,
+            Orient::Pairs => {}
+        }
+    }
+}
+
+impl Case for RayPlaneCase {
+    type Out = Option<f32>;
+    ray_prim_case_common!();
+    fn scalar(&self) -> Option<f32> {
+        ray_plane::intersect_scalar(&self.ray, &self.p)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<Option<f32>> {
+        let rays: Vec<Ray> = cases.iter().map(|c| c.ray).collect();
+        let planes: Vec<Plane> = cases.iter().map(|c| c.p).collect();
+        let (m, t) =
+            ray_plane::intersect_lanes(&packet::<L>(&rays, o), &prim_lanes::<Plane, L>(&planes, o));
+        no_nan("ray_plane", &[t]);
+        (0..cases.len())
+            .map(|i| opt_t(m.lane(i), t.lane(i)))
+            .collect()
+    }
+    fn sig(&self, out: &Option<f32>) -> Sig {
+        let ts = self.scale() / sane(self.ray.dir.length());
+        Sig {
+            discrete: vec![out.is_some()],
+            cont: vec![t_sig(*out, ts)],
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Overlap tests: box–triangle (SAT), sphere–box, box–box.
+
+#[derive(Clone, Copy, Debug)]
+struct BoxTriCase {
+    b: Aabb,
+    tri: Triangle,
+}
+
+impl Case for BoxTriCase {
+    type Out = bool;
+    const ORIENTS: &'static [Orient] = &[Orient::Pairs, Orient::SplatFirst];
+    fn scalar(&self) -> bool {
+        aabb_triangle::overlap_scalar(&self.b, &self.tri)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<bool> {
+        let boxes: Vec<Aabb> = cases.iter().map(|c| c.b).collect();
+        let tris: Vec<Triangle> = cases.iter().map(|c| c.tri).collect();
+        let bl: AabbLanes<L> = if o == Orient::SplatFirst {
+            boxes[0].splat_lanes()
+        } else {
+            Soa::from_slice(&boxes).lanes(0)
+        };
+        let m = aabb_triangle::overlap_lanes(&bl, &prim_lanes::<Triangle, L>(&tris, Orient::Pairs));
+        (0..cases.len()).map(|i| m.lane(i)).collect()
+    }
+    fn sig(&self, out: &bool) -> Sig {
+        Sig {
+            discrete: vec![*out],
+            cont: vec![],
+        }
+    }
+    fn perturb(&self, rng: &mut Rng) -> Self {
+        let s = box_scale(&self.b, self.tri.v[0]) + tri_size(&self.tri);
+        let v = self.tri.v.map(|p| jig(rng, p, s));
+        Self {
+            b: jig_box(rng, &self.b, s),
+            tri: Triangle::new(v[0], v[1], v[2]),
+        }
+    }
+    fn share(&mut self, from: &Self, _o: Orient) {
+        self.b = from.b;
+    }
+    fn numbers(&self) -> Vec<f32> {
+        let mut n = box_nums(&self.b).to_vec();
+        n.extend(tri_nums(&self.tri));
+        n
+    }
+    fn from_numbers(n: &[f32]) -> Self {
+        Self {
+            b: Aabb::new(v3(n, 0), v3(n, 3)),
+            tri: tri_from(n, 6),
+        }
+    }
+}
+
+fn gen_bt(rng: &mut Rng) -> BoxTriCase {
+    let k = magnitude(rng);
+    let b = gen_box(rng, -1.0, 0.5);
+    let (c, h) = (b.center(), b.half_extents());
+    let size = 10f32.powf(rng.range(-1.0, 1.0));
+    let at = c + h * rng.vec3(-1.5, 1.5);
+    let tri = gen_triangle(rng, at, size);
+    BoxTriCase {
+        b: Aabb::new(b.min * k, b.max * k),
+        tri: Triangle::new(tri.v[0] * k, tri.v[1] * k, tri.v[2] * k),
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SphereBoxCase {
+    s: Sphere,
+    b: Aabb,
+}
+
+impl Case for SphereBoxCase {
+    type Out = bool;
+    fn scalar(&self) -> bool {
+        overlap::sphere_aabb_scalar(&self.s, &self.b)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], _o: Orient) -> Vec<bool> {
+        let s: Vec<Sphere> = cases.iter().map(|c| c.s).collect();
+        let b: Vec<Aabb> = cases.iter().map(|c| c.b).collect();
+        let m = overlap::sphere_aabb_lanes(
+            &Soa::from_slice(&s).lanes::<L>(0),
+            &Soa::from_slice(&b).lanes(0),
+        );
+        (0..cases.len()).map(|i| m.lane(i)).collect()
+    }
+    fn sig(&self, out: &bool) -> Sig {
+        Sig {
+            discrete: vec![*out],
+            cont: vec![],
+        }
+    }
+    fn perturb(&self, rng: &mut Rng) -> Self {
+        let s = box_scale(&self.b, self.s.center) + self.s.radius.abs();
+        Self {
+            s: Sphere::new(jig(rng, self.s.center, s), jigf(rng, self.s.radius, s)),
+            b: jig_box(rng, &self.b, s),
+        }
+    }
+    fn numbers(&self) -> Vec<f32> {
+        let mut n = vec![
+            self.s.center.x,
+            self.s.center.y,
+            self.s.center.z,
+            self.s.radius,
+        ];
+        n.extend(box_nums(&self.b));
+        n
+    }
+    fn from_numbers(n: &[f32]) -> Self {
+        Self {
+            s: Sphere::new(v3(n, 0), n[3]),
+            b: Aabb::new(v3(n, 4), v3(n, 7)),
+        }
+    }
+}
+
+fn gen_sb(rng: &mut Rng) -> SphereBoxCase {
+    let b = gen_box(rng, -1.0, 0.5);
+    let c = b.center() + b.half_extents() * rng.vec3(-2.5, 2.5);
+    SphereBoxCase {
+        s: Sphere::new(c, 10f32.powf(rng.range(-2.0, 0.5))),
+        b,
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct BoxBoxCase {
+    a: Aabb,
+    b: Aabb,
+}
+
+impl Case for BoxBoxCase {
+    type Out = bool;
+    fn scalar(&self) -> bool {
+        overlap::aabb_aabb_scalar(&self.a, &self.b)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], _o: Orient) -> Vec<bool> {
+        let a: Vec<Aabb> = cases.iter().map(|c| c.a).collect();
+        let b: Vec<Aabb> = cases.iter().map(|c| c.b).collect();
+        let m = overlap::aabb_aabb_lanes(
+            &Soa::from_slice(&a).lanes::<L>(0),
+            &Soa::from_slice(&b).lanes(0),
+        );
+        (0..cases.len()).map(|i| m.lane(i)).collect()
+    }
+    fn sig(&self, out: &bool) -> Sig {
+        Sig {
+            discrete: vec![*out],
+            cont: vec![],
+        }
+    }
+    fn perturb(&self, rng: &mut Rng) -> Self {
+        let s = box_scale(&self.a, self.b.center()) + self.b.half_extents().length();
+        Self {
+            a: jig_box(rng, &self.a, s),
+            b: jig_box(rng, &self.b, s),
+        }
+    }
+    fn numbers(&self) -> Vec<f32> {
+        let mut n = box_nums(&self.a).to_vec();
+        n.extend(box_nums(&self.b));
+        n
+    }
+    fn from_numbers(n: &[f32]) -> Self {
+        Self {
+            a: Aabb::new(v3(n, 0), v3(n, 3)),
+            b: Aabb::new(v3(n, 6), v3(n, 9)),
+        }
+    }
+}
+
+fn gen_bb(rng: &mut Rng) -> BoxBoxCase {
+    let a = gen_box(rng, -1.0, 0.5);
+    let c = a.center() + a.half_extents() * rng.vec3(-3.0, 3.0);
+    let h = Vec3::new(
+        rng.range(0.0, 1.5),
+        rng.range(0.0, 1.5),
+        rng.range(0.0, 1.5),
+    );
+    BoxBoxCase {
+        a,
+        b: Aabb::new(c - h, c + h),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sweeps.
+
+#[derive(Clone, Copy, Debug)]
+struct SweepSphereSphere {
+    a: Sphere,
+    va: Vec3,
+    b: Sphere,
+    vb: Vec3,
+}
+
+impl Case for SweepSphereSphere {
+    type Out = Option<f32>;
+    fn scalar(&self) -> Option<f32> {
+        moving_sphere_sphere::time_of_impact_scalar(&self.a, self.va, &self.b, self.vb)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], _o: Orient) -> Vec<Option<f32>> {
+        let a: Vec<Sphere> = cases.iter().map(|c| c.a).collect();
+        let b: Vec<Sphere> = cases.iter().map(|c| c.b).collect();
+        let va: Vec<Vec3> = cases.iter().map(|c| c.va).collect();
+        let vb: Vec<Vec3> = cases.iter().map(|c| c.vb).collect();
+        let (m, t) = moving_sphere_sphere::time_of_impact_lanes(
+            &Soa::from_slice(&a).lanes::<L>(0),
+            vec_lanes(&va),
+            &Soa::from_slice(&b).lanes(0),
+            vec_lanes(&vb),
+        );
+        no_nan("moving_sphere_sphere", &[t]);
+        (0..cases.len())
+            .map(|i| opt_t(m.lane(i), t.lane(i)))
+            .collect()
+    }
+    fn sig(&self, out: &Option<f32>) -> Sig {
+        let s = (self.b.center - self.a.center).length() + self.a.radius + self.b.radius;
+        let ts = 1.0 + s / sane((self.vb - self.va).length());
+        Sig {
+            discrete: vec![out.is_some()],
+            cont: vec![t_sig(*out, ts)],
+        }
+    }
+    fn perturb(&self, rng: &mut Rng) -> Self {
+        let s = sane((self.b.center - self.a.center).length() + self.a.radius + self.b.radius);
+        let vs = s + self.va.length() + self.vb.length();
+        Self {
+            a: Sphere::new(jig(rng, self.a.center, s), jigf(rng, self.a.radius, s)),
+            va: jig(rng, self.va, vs),
+            b: Sphere::new(jig(rng, self.b.center, s), jigf(rng, self.b.radius, s)),
+            vb: jig(rng, self.vb, vs),
+        }
+    }
+    fn numbers(&self) -> Vec<f32> {
+        let (a, b) = (self.a, self.b);
+        vec![
+            a.center.x, a.center.y, a.center.z, a.radius, self.va.x, self.va.y, self.va.z,
+            b.center.x, b.center.y, b.center.z, b.radius, self.vb.x, self.vb.y, self.vb.z,
+        ]
+    }
+    fn from_numbers(n: &[f32]) -> Self {
+        Self {
+            a: Sphere::new(v3(n, 0), n[3]),
+            va: v3(n, 4),
+            b: Sphere::new(v3(n, 7), n[10]),
+            vb: v3(n, 11),
+        }
+    }
+}
+
+fn gen_mss(rng: &mut Rng) -> SweepSphereSphere {
+    let a = Sphere::new(rng.vec3(-10.0, 10.0), 10f32.powf(rng.range(-1.5, 0.5)));
+    let b = Sphere::new(rng.vec3(-10.0, 10.0), 10f32.powf(rng.range(-1.5, 0.5)));
+    let vb = rng.vec3(-2.0, 2.0);
+    let aim = b.center - a.center + rng.unit_vec3() * (a.radius + b.radius) * rng.range(0.0, 1.5);
+    let va = if rng.f32() < 0.05 {
+        vb
+    } else {
+        vb + aim * rng.range(0.2, 2.0)
+    };
+    SweepSphereSphere { a, va, b, vb }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SegCapsuleCase {
+    p: Vec3,
+    q: Vec3,
+    cap: Capsule,
+}
+
+impl Case for SegCapsuleCase {
+    type Out = Option<f32>;
+    fn scalar(&self) -> Option<f32> {
+        segment_capsule::intersect_scalar(self.p, self.q, &self.cap)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], _o: Orient) -> Vec<Option<f32>> {
+        let p: Vec<Vec3> = cases.iter().map(|c| c.p).collect();
+        let q: Vec<Vec3> = cases.iter().map(|c| c.q).collect();
+        let caps: Vec<Capsule> = cases.iter().map(|c| c.cap).collect();
+        let (m, t) = segment_capsule::intersect_lanes(
+            vec_lanes::<L>(&p),
+            vec_lanes(&q),
+            &Soa::from_slice(&caps).lanes(0),
+        );
+        no_nan("segment_capsule", &[t]);
+        (0..cases.len())
+            .map(|i| opt_t(m.lane(i), t.lane(i)))
+            .collect()
+    }
+    fn sig(&self, out: &Option<f32>) -> Sig {
+        let s =
+            (self.p - self.cap.a).length() + (self.cap.b - self.cap.a).length() + self.cap.radius;
+        Sig {
+            discrete: vec![out.is_some()],
+            cont: vec![t_sig(*out, 1.0 + s / sane((self.q - self.p).length()))],
+        }
+    }
+    fn perturb(&self, rng: &mut Rng) -> Self {
+        let s = sane(
+            (self.p - self.cap.a).length() + (self.cap.b - self.cap.a).length() + self.cap.radius,
+        );
+        Self {
+            p: jig(rng, self.p, s),
+            q: jig(rng, self.q, s),
+            cap: Capsule::new(
+                jig(rng, self.cap.a, s),
+                jig(rng, self.cap.b, s),
+                jigf(rng, self.cap.radius, s),
+            ),
+        }
+    }
+    fn numbers(&self) -> Vec<f32> {
+        let c = self.cap;
+        vec![
+            self.p.x, self.p.y, self.p.z, self.q.x, self.q.y, self.q.z, c.a.x, c.a.y, c.a.z, c.b.x,
+            c.b.y, c.b.z, c.radius,
+        ]
+    }
+    fn from_numbers(n: &[f32]) -> Self {
+        Self {
+            p: v3(n, 0),
+            q: v3(n, 3),
+            cap: Capsule::new(v3(n, 6), v3(n, 9), n[12]),
+        }
+    }
+}
+
+fn gen_sc(rng: &mut Rng) -> SegCapsuleCase {
+    let a = rng.vec3(-5.0, 5.0);
+    let b = if rng.f32() < 0.05 {
+        a
+    } else {
+        a + rng.unit_vec3() * rng.range(0.1, 5.0)
+    };
+    let r = 10f32.powf(rng.range(-1.5, 0.3));
+    let p = rng.vec3(-10.0, 10.0);
+    let target = a + (b - a) * rng.range(-0.3, 1.3) + rng.unit_vec3() * r * rng.range(0.0, 1.5);
+    let q = if rng.f32() < 0.03 {
+        p
+    } else {
+        p + (target - p) * rng.range(0.5, 2.0)
+    };
+    SegCapsuleCase {
+        p,
+        q,
+        cap: Capsule::new(a, b, r),
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SweepSphereBox {
+    s: Sphere,
+    v: Vec3,
+    b: Aabb,
+}
+
+impl Case for SweepSphereBox {
+    type Out = Option<f32>;
+    fn scalar(&self) -> Option<f32> {
+        moving_sphere_aabb::time_of_impact_scalar(&self.s, self.v, &self.b)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], _o: Orient) -> Vec<Option<f32>> {
+        let s: Vec<Sphere> = cases.iter().map(|c| c.s).collect();
+        let v: Vec<Vec3> = cases.iter().map(|c| c.v).collect();
+        let b: Vec<Aabb> = cases.iter().map(|c| c.b).collect();
+        let (m, t) = moving_sphere_aabb::time_of_impact_lanes(
+            &Soa::from_slice(&s).lanes::<L>(0),
+            vec_lanes(&v),
+            &Soa::from_slice(&b).lanes(0),
+        );
+        no_nan("moving_sphere_aabb", &[t]);
+        (0..cases.len())
+            .map(|i| opt_t(m.lane(i), t.lane(i)))
+            .collect()
+    }
+    fn sig(&self, out: &Option<f32>) -> Sig {
+        let s = box_scale(&self.b, self.s.center) + self.s.radius;
+        Sig {
+            discrete: vec![out.is_some()],
+            cont: vec![t_sig(*out, 1.0 + s / sane(self.v.length()))],
+        }
+    }
+    fn perturb(&self, rng: &mut Rng) -> Self {
+        let s = box_scale(&self.b, self.s.center) + self.s.radius.abs();
+        Self {
+            s: Sphere::new(jig(rng, self.s.center, s), jigf(rng, self.s.radius, s)),
+            v: jig(rng, self.v, s + self.v.length()),
+            b: jig_box(rng, &self.b, s),
+        }
+    }
+    fn numbers(&self) -> Vec<f32> {
+        let mut n = vec![
+            self.s.center.x,
+            self.s.center.y,
+            self.s.center.z,
+            self.s.radius,
+            self.v.x,
+            self.v.y,
+            self.v.z,
+        ];
+        n.extend(box_nums(&self.b));
+        n
+    }
+    fn from_numbers(n: &[f32]) -> Self {
+        Self {
+            s: Sphere::new(v3(n, 0), n[3]),
+            v: v3(n, 4),
+            b: Aabb::new(v3(n, 7), v3(n, 10)),
+        }
+    }
+}
+
+fn gen_msb(rng: &mut Rng) -> SweepSphereBox {
+    let b = gen_box(rng, -1.0, 0.5);
+    let (c, h) = (b.center(), b.half_extents());
+    let r = 10f32.powf(rng.range(-1.5, 0.3));
+    let start = rng.vec3(-15.0, 15.0);
+    // Aim at corners and edges often: that is where the Voronoi cases live.
+    let target = c + h * rng.vec3(-1.0, 1.0).signum() * rng.vec3(0.6, 1.6);
+    let v = if rng.f32() < 0.03 {
+        Vec3::ZERO
+    } else {
+        (target - start) * rng.range(0.5, 2.0)
+    };
+    let v = zero_some(rng, v, 0.05);
+    SweepSphereBox {
+        s: Sphere::new(start, r),
+        v,
+        b,
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SweepBoxBox {
+    a: Aabb,
+    va: Vec3,
+    b: Aabb,
+    vb: Vec3,
+}
+
+impl Case for SweepBoxBox {
+    type Out = Option<(f32, f32)>;
+    fn scalar(&self) -> Self::Out {
+        moving_aabb_aabb::time_of_impact_scalar(&self.a, self.va, &self.b, self.vb)
+    }
+    fn lanes<L: Lanes>(cases: &[Self], _o: Orient) -> Vec<Self::Out> {
+        let a: Vec<Aabb> = cases.iter().map(|c| c.a).collect();
+        let b: Vec<Aabb> = cases.iter().map(|c| c.b).collect();
+        let va: Vec<Vec3> = cases.iter().map(|c| c.va).collect();
+        let vb: Vec<Vec3> = cases.iter().map(|c| c.vb).collect();
+        let (m, t0, t1) = moving_aabb_aabb::time_of_impact_lanes(
+            &Soa::from_slice(&a).lanes::<L>(0),
+            vec_lanes(&va),
+            &Soa::from_slice(&b).lanes(0),
+            vec_lanes(&vb),
+        );
+        no_nan("moving_aabb_aabb", &[t0, t1]);
+        (0..cases.len())
+            .map(|i| m.lane(i).then(|| (t0.lane(i), t1.lane(i))))
+            .collect()
+    }
+    fn sig(&self, out: &Self::Out) -> Sig {
+        let s = box_scale(&self.a, self.b.center()) + self.b.half_extents().length();
+        let ts = 1.0 + s / sane((self.vb - self.va).length());
+        Sig {
+            discrete: vec![out.is_some()],
+            cont: vec![t_sig(out.map(|x| x.0), ts), t_sig(out.map(|x| x.1), ts)],
+        }
+    }
+    fn perturb(&self, rng: &mut Rng) -> Self {
+        let s = box_scale(&self.a, self.b.center()) + self.b.half_extents().length();
+        let vs = s + self.va.length() + self.vb.length();
+        Self {
+            a: jig_box(rng, &self.a, s),
+            va: jig(rng, self.va, vs),
+            b: jig_box(rng, &self.b, s),
+            vb: jig(rng, self.vb, vs),
+        }
+    }
+    fn numbers(&self) -> Vec<f32> {
+        let mut n = box_nums(&self.a).to_vec();
+        n.extend(self.va.to_array());
+        n.extend(box_nums(&self.b));
+        n.extend(self.vb.to_array());
+        n
+    }
+    fn from_numbers(n: &[f32]) -> Self {
+        Self {
+            a: Aabb::new(v3(n, 0), v3(n, 3)),
+            va: v3(n, 6),
+            b: Aabb::new(v3(n, 9), v3(n, 12)),
+            vb: v3(n, 15),
+        }
+    }
+}
+
+fn gen_mbb(rng: &mut Rng) -> SweepBoxBox {
+    let a = gen_box(rng, -1.0, 0.5);
+    let b = gen_box(rng, -1.0, 0.5);
+    let va = rng.vec3(-2.0, 2.0);
+    let va = zero_some(rng, va, 0.2);
+    let aim =
+        a.center() - b.center() + rng.vec3(-1.0, 1.0) * (a.half_extents() + b.half_extents()) * 1.5;
+    let step = aim * rng.range(0.3, 2.0);
+    let vb = if rng.f32() < 0.05 {
+        va
+    } else {
+        va + zero_some(rng, step, 0.15)
+    };
+    SweepBoxBox { a, va, b, vb }
+}
+
+// ---------------------------------------------------------------------------------------
+// The random runs.
+
+#[test]
+fn ray_sphere_test_random() {
+    compare_random("ray_sphere::test", 1, RaySphereCase::<0>::random);
+}
+#[test]
+fn ray_sphere_intersect_random() {
+    compare_random("ray_sphere::intersect", 2, RaySphereCase::<1>::random);
+}
+#[test]
+fn segment_sphere_crossings_random() {
+    compare_random("segment_sphere::crossings", 3, RaySphereCase::<2>::random);
+}
+#[test]
+fn ray_aabb_random() {
+    compare_random("ray_aabb", 4, RayBoxCase::random);
+}
+#[test]
+fn ray_triangle_random() {
+    compare_random("ray_triangle", 5, RayTriCase::random);
+}
+#[test]
+fn ray_plane_random() {
+    compare_random("ray_plane", 6, RayPlaneCase::random);
+}
+#[test]
+fn aabb_triangle_random() {
+    compare_random("aabb_triangle", 7, gen_bt);
+}
+#[test]
+fn sphere_aabb_random() {
+    compare_random("sphere_aabb", 8, gen_sb);
+}
+#[test]
+fn aabb_aabb_random() {
+    compare_random("aabb_aabb", 9, gen_bb);
+}
+#[test]
+fn moving_sphere_sphere_random() {
+    compare_random("moving_sphere_sphere", 10, gen_mss);
+}
+#[test]
+fn segment_capsule_random() {
+    compare_random("segment_capsule", 11, gen_sc);
+}
+#[test]
+fn moving_sphere_aabb_random() {
+    compare_random("moving_sphere_aabb", 12, gen_msb);
+}
+#[test]
+fn moving_aabb_aabb_random() {
+    compare_random("moving_aabb_aabb", 13, gen_mbb);
+}
+
+// ---------------------------------------------------------------------------------------
+// Special values in every position.
+
+fn n_special_base() -> usize {
+    if cfg!(debug_assertions) { 30 } else { 600 }
+}
+
+#[test]
+fn specials_everywhere() {
+    let n = n_special_base();
+    compare_specials("ray_sphere::test", 21, n, RaySphereCase::<0>::random);
+    compare_specials("ray_sphere::intersect", 22, n, RaySphereCase::<1>::random);
+    compare_specials(
+        "segment_sphere::crossings",
+        23,
+        n,
+        RaySphereCase::<2>::random,
+    );
+    compare_specials("ray_aabb", 24, n, RayBoxCase::random);
+    compare_specials("ray_triangle", 25, n, RayTriCase::random);
+    compare_specials("ray_plane", 26, n, RayPlaneCase::random);
+    compare_specials("aabb_triangle", 27, n, gen_bt);
+    compare_specials("sphere_aabb", 28, n, gen_sb);
+    compare_specials("aabb_aabb", 29, n, gen_bb);
+    compare_specials("moving_sphere_sphere", 30, n, gen_mss);
+    compare_specials("segment_capsule", 31, n, gen_sc);
+    compare_specials("moving_sphere_aabb", 32, n, gen_msb);
+    compare_specials("moving_aabb_aabb", 33, n, gen_mbb);
+}
