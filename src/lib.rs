@@ -15,6 +15,8 @@
 //!   `min > max`, or a plane with a zero normal. A zero-area triangle is never hit by a ray
 //!   (it still takes part in box overlap tests). [`Ray::try_new`] returns a typed
 //!   [`RayError`] for callers that prefer an error.
+//! * **Overflow.** A hit is always at a finite `t`: an answer that would only be reached
+//!   through f32 overflow (a crossing "at infinity") is a miss. Lane results never hold NaN.
 //! * **Closed shapes.** Boxes, spheres and capsules include their boundary: touching is a
 //!   hit / overlap. A ray starting inside a sphere or box hits at `t_min`.
 //! * **Tolerance.** The lanes kernels may use other (equally valid) formulas and fused

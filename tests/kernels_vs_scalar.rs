@@ -11,7 +11,7 @@ use lanecast::kernel::*;
 use lanecast::prim::*;
 use lanecast::rng::Rng;
 use lanecast::vec3x::Vec3x;
-use lanecast::{Lanes, Mask, Ray, RayPacket};
+use lanecast::{Lanes, Mask, Ray, RayPacket, RaySoa};
 
 // ---------------------------------------------------------------------------------------
 // Packing helpers.
@@ -61,7 +61,7 @@ fn no_nan<L: Lanes>(name: &str, vals: &[L]) {
         for i in 0..L::N {
             assert!(
                 !v.lane(i).is_nan(),
-                "{name}: lane {i} of a {} result is NaN: {v:?}",
+                "{name}: lane {i} of a {} result is NaN: {vals:?}",
                 L::NAME
             );
         }
@@ -248,7 +248,7 @@ impl Case for RaySphereCase<2> {
             &prim_lanes::<Sphere, L>(&spheres, o),
         );
         no_nan(
-            "segment_sphere",
+            &format!("segment_sphere {cases:?}"),
             &[
                 x.t_enter,
                 x.t_exit,
@@ -1192,4 +1192,468 @@ fn specials_everywhere() {
     compare_specials("segment_capsule", 31, n, gen_sc);
     compare_specials("moving_sphere_aabb", 32, n, gen_msb);
     compare_specials("moving_aabb_aabb", 33, n, gen_mbb);
+}
+
+// ---------------------------------------------------------------------------------------
+// Edge-value tables: grazing, inside, on the surface, ±0, axis-parallel, degenerate, huge
+// and tiny. No rarity limit here (these are boundary cases on purpose), but every lane must
+// still agree or be provably within rounding of the boundary.
+
+fn axis_dirs() -> Vec<Vec3> {
+    let z = [0.0f32, -0.0];
+    let mut v = Vec::new();
+    for &a in &z {
+        for &b in &z {
+            v.extend([
+                Vec3::new(1.0, a, b),
+                Vec3::new(-1.0, a, b),
+                Vec3::new(a, 1.0, b),
+                Vec3::new(a, b, -1.0),
+            ]);
+        }
+    }
+    v.extend([
+        Vec3::ONE,
+        -Vec3::ONE,
+        Vec3::new(1.0, -1.0, 0.0),
+        Vec3::new(1e-30, 1.0, 0.0),
+    ]);
+    v
+}
+
+fn edge_origins(b: &Aabb) -> Vec<Vec3> {
+    let (lo, hi, c) = (b.min, b.max, b.center());
+    let mut v = vec![
+        c,
+        lo,
+        hi,
+        Vec3::new(lo.x, c.y, c.z),
+        Vec3::new(hi.x, c.y, c.z),
+        Vec3::new(c.x, hi.y, lo.z),
+    ];
+    v.extend([
+        Vec3::new(lo.x - 1.0, c.y, c.z),
+        Vec3::new(c.x, c.y, hi.z + 3.0),
+        Vec3::new(lo.x, lo.y, lo.z - 5.0),
+    ]);
+    v.extend([
+        Vec3::new(lo.x - 2.0, lo.y - 2.0, lo.z - 2.0),
+        Vec3::new(lo.x.next_down(), c.y, c.z),
+    ]);
+    v
+}
+
+/// Every number scaled by `k` (interval ends too, which keeps `t` meaningful only roughly:
+/// used for smoke tests outside the precision range).
+fn scaled<C: Case>(cases: &[C], k: f32) -> Vec<C> {
+    cases
+        .iter()
+        .map(|c| C::from_numbers(&c.numbers().iter().map(|x| x * k).collect::<Vec<_>>()))
+        .collect()
+}
+
+fn intervals() -> [(f32, f32); 5] {
+    [
+        (0.0, f32::INFINITY),
+        (0.0, 1.0),
+        (-1.0, 0.5),
+        (1.0, 1.0),
+        (2.0, 1.0),
+    ]
+}
+
+#[test]
+fn ray_sphere_edges() {
+    let spheres = [
+        Sphere::new(Vec3::ZERO, 1.0),
+        Sphere::new(Vec3::new(1e8, 0.0, 0.0), 1e7),
+        Sphere::new(Vec3::splat(1e-8), 1e-8),
+        Sphere::new(Vec3::ZERO, 0.0),
+        Sphere::new(Vec3::ZERO, -1.0),
+        Sphere::new(Vec3::new(1000.0, 0.0, 0.0), 1e-3),
+    ];
+    let mut cases = Vec::new();
+    for s in spheres {
+        let r = s.radius.abs().max(1e-30);
+        let c = s.center;
+        let origins = [
+            c,
+            c + Vec3::X * r,
+            c - Vec3::X * 5.0 * r,
+            c + Vec3::new(-5.0, 1.0, 0.0) * r,
+            c + Vec3::new(-5.0, 1.0f32.next_up(), 0.0) * r,
+            c + Vec3::new(5.0, 0.0, 0.0) * r,
+            Vec3::ZERO,
+        ];
+        for o in origins {
+            for d in axis_dirs() {
+                for (t0, t1) in intervals() {
+                    for scale in [1.0, r] {
+                        cases.push(RaySphereCase::<1> {
+                            ray: Ray::with_interval(o, d * scale, t0, t1),
+                            s,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    compare_all("ray_sphere::intersect edges", &cases, None);
+    smoke_all(&scaled(&cases, 1e12));
+    smoke_all(&scaled(&cases, 1e-12));
+    let as_test: Vec<RaySphereCase<0>> = cases
+        .iter()
+        .map(|c| RaySphereCase { ray: c.ray, s: c.s })
+        .collect();
+    compare_all("ray_sphere::test edges", &as_test, None);
+    let as_cross: Vec<RaySphereCase<2>> = cases
+        .iter()
+        .map(|c| RaySphereCase { ray: c.ray, s: c.s })
+        .collect();
+    compare_all("segment_sphere edges", &as_cross, None);
+}
+
+#[test]
+fn ray_aabb_edges() {
+    let boxes = [
+        Aabb::new(-Vec3::ONE, Vec3::ONE),
+        Aabb::new(Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 0.0, 1.0)), // flat
+        Aabb::new(Vec3::ZERO, Vec3::ZERO),                               // a point
+        Aabb::new(Vec3::splat(1e30), Vec3::splat(2e30)),
+        Aabb::new(Vec3::splat(-1e-30), Vec3::splat(1e-30)),
+        Aabb::new(Vec3::splat(-1e-38), Vec3::splat(1e-38)),
+        Aabb::new(Vec3::ONE, -Vec3::ONE), // inverted: invalid
+    ];
+    let mut cases = Vec::new();
+    for b in boxes {
+        for o in edge_origins(&b) {
+            for d in axis_dirs() {
+                for (t0, t1) in intervals() {
+                    cases.push(RayBoxCase {
+                        ray: Ray::with_interval(o, d, t0, t1),
+                        b,
+                    });
+                }
+            }
+        }
+    }
+    compare_all("ray_aabb edges", &cases, None);
+}
+
+#[test]
+fn ray_triangle_edges() {
+    let tris = [
+        Triangle::new(Vec3::ZERO, Vec3::X, Vec3::Y),
+        Triangle::new(Vec3::ZERO, Vec3::Y, Vec3::X), // other winding
+        Triangle::new(Vec3::ZERO, Vec3::X, Vec3::X * 2.0), // collinear
+        Triangle::new(Vec3::ONE, Vec3::ONE, Vec3::ONE), // a point
+        Triangle::new(
+            Vec3::splat(1e8),
+            Vec3::new(2e8, 1e8, 1e8),
+            Vec3::new(1e8, 2e8, 1e8),
+        ),
+        Triangle::new(Vec3::ZERO, Vec3::X * 1e-8, Vec3::Y * 1e-8),
+    ];
+    let mut cases = Vec::new();
+    for tri in tris {
+        let [a, b, c] = tri.v;
+        let size = tri_size(&tri).max(1e-30);
+        let targets = [
+            a,
+            b,
+            c,
+            (a + b) * 0.5,
+            (b + c) * 0.5,
+            (a + b + c) / 3.0,
+            a + (b - a) * 2.0,
+        ];
+        for t in targets {
+            for off in [
+                Vec3::Z,
+                -Vec3::Z,
+                Vec3::new(0.3, 0.2, 1.0),
+                Vec3::new(-1.0, 0.0, 0.0),
+            ] {
+                let o = t + off * size;
+                for (t0, t1) in intervals() {
+                    cases.push(RayTriCase {
+                        ray: Ray::with_interval(o, (t - o) * 0.5, t0, t1),
+                        tri,
+                    });
+                    cases.push(RayTriCase {
+                        ray: Ray::with_interval(o, -off, t0, t1),
+                        tri,
+                    });
+                }
+            }
+        }
+    }
+    compare_all("ray_triangle edges", &cases, None);
+    smoke_all(&scaled(&cases, 1e15));
+    smoke_all(&scaled(&cases, 1e-15));
+}
+
+#[test]
+fn ray_plane_edges() {
+    let planes = [
+        Plane::new(Vec3::Y, 0.0),
+        Plane::new(Vec3::new(0.0, -2.0, 0.0), 4.0),
+        Plane::new(Vec3::ZERO, 1.0),
+    ];
+    let mut cases = Vec::new();
+    for p in planes {
+        for o in [
+            Vec3::ZERO,
+            Vec3::Y,
+            Vec3::new(0.0, -2.0, 0.0),
+            Vec3::new(3.0, 1e30, 0.0),
+        ] {
+            for d in axis_dirs() {
+                for (t0, t1) in intervals() {
+                    cases.push(RayPlaneCase {
+                        ray: Ray::with_interval(o, d, t0, t1),
+                        p,
+                    });
+                }
+            }
+        }
+    }
+    compare_all("ray_plane edges", &cases, None);
+}
+
+#[test]
+fn overlap_edges() {
+    let unit = Aabb::new(-Vec3::ONE, Vec3::ONE);
+    let flat = Aabb::new(Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 0.0, 1.0));
+    let mut bt = Vec::new();
+    for b in [unit, flat, Aabb::new(Vec3::ONE, -Vec3::ONE)] {
+        for shift in [0.0f32, 1.0, 1.0f32.next_up(), 2.0, 2.0f32.next_up(), 3.0] {
+            for tri in [
+                Triangle::new(
+                    Vec3::new(shift, -0.5, 0.0),
+                    Vec3::new(shift + 1.0, 0.5, 0.0),
+                    Vec3::new(shift, 0.5, 0.5),
+                ),
+                Triangle::new(
+                    Vec3::new(shift, 0.0, -1.0),
+                    Vec3::new(shift, 0.0, 1.0),
+                    Vec3::new(shift, 1.0, 0.0),
+                ),
+                Triangle::new(
+                    Vec3::new(shift, 1.0, 1.0),
+                    Vec3::new(shift, 1.0, 1.0),
+                    Vec3::new(shift, 1.0, 1.0),
+                ),
+                Triangle::new(
+                    Vec3::new(shift - 3.0, 1.0, 0.0),
+                    Vec3::new(shift + 3.0, 1.0, 0.0),
+                    Vec3::new(shift, 1.0, 0.0),
+                ),
+                Triangle::new(
+                    Vec3::new(1.0 + shift, 1.0 + shift, -5.0),
+                    Vec3::new(1.0 + shift, 1.0 + shift, 5.0),
+                    Vec3::new(3.0 + shift, 3.0 + shift, 0.0),
+                ),
+            ] {
+                bt.push(BoxTriCase { b, tri });
+            }
+        }
+    }
+    compare_all("aabb_triangle edges", &bt, None);
+    let mut sb = Vec::new();
+    let mut bb = Vec::new();
+    for d in [
+        0.0f32,
+        1.0,
+        2.0,
+        2.0f32.next_up(),
+        1.0 + std::f32::consts::FRAC_1_SQRT_2,
+    ] {
+        for dir in [
+            Vec3::X,
+            Vec3::new(1.0, 1.0, 0.0).normalize(),
+            Vec3::ONE.normalize(),
+        ] {
+            sb.push(SphereBoxCase {
+                s: Sphere::new(dir * d, 1.0),
+                b: unit,
+            });
+            sb.push(SphereBoxCase {
+                s: Sphere::new(dir * d, 0.0),
+                b: flat,
+            });
+            bb.push(BoxBoxCase {
+                a: unit,
+                b: Aabb::new(dir * d, dir * d + Vec3::ONE),
+            });
+            bb.push(BoxBoxCase {
+                a: flat,
+                b: Aabb::new(dir * d - Vec3::ONE, dir * d),
+            });
+        }
+    }
+    compare_all("sphere_aabb edges", &sb, None);
+    compare_all("aabb_aabb edges", &bb, None);
+}
+
+#[test]
+fn sweep_edges() {
+    let unit = Aabb::new(-Vec3::ONE, Vec3::ONE);
+    let s = |c: Vec3, r: f32| Sphere::new(c, r);
+    let mut mss = Vec::new();
+    for (a, va, b, vb) in [
+        (
+            s(Vec3::ZERO, 1.0),
+            Vec3::ZERO,
+            s(Vec3::X * 2.0, 1.0),
+            Vec3::ZERO,
+        ), // touching at rest
+        (s(Vec3::ZERO, 1.0), Vec3::X, s(Vec3::X * 3.0, 1.0), Vec3::X), // equal velocities, apart
+        (s(Vec3::ZERO, 1.0), Vec3::X, s(Vec3::X * 1.5, 1.0), Vec3::X), // equal velocities, overlapping
+        (
+            s(Vec3::ZERO, 1.0),
+            Vec3::X * 2.0,
+            s(Vec3::X * 4.0, 1.0),
+            Vec3::ZERO,
+        ), // contact exactly at t = 1
+        (
+            s(Vec3::ZERO, 0.5),
+            Vec3::X * 10.0,
+            s(Vec3::new(5.0, 1.0, 0.0), 0.5),
+            Vec3::ZERO,
+        ), // grazing
+        (s(Vec3::ZERO, 0.0), Vec3::X, s(Vec3::X, 0.0), Vec3::ZERO),    // points meeting at t = 1
+        (
+            s(Vec3::ZERO, 1.0),
+            -Vec3::X,
+            s(Vec3::X * 3.0, 1.0),
+            Vec3::ZERO,
+        ), // moving apart
+    ] {
+        mss.push(SweepSphereSphere { a, va, b, vb });
+    }
+    compare_all("moving_sphere_sphere edges", &mss, None);
+
+    let mut msb = Vec::new();
+    let mut sc = Vec::new();
+    for r in [0.0f32, 0.25, 1.0] {
+        for start in [
+            Vec3::new(-3.0, 0.0, 0.0),
+            Vec3::new(-3.0, -3.0, 0.0),
+            Vec3::new(-3.0, -3.0, -3.0),
+            Vec3::new(-3.0, 1.0 + r, 0.0),
+            Vec3::new(-3.0, 1.0 + r, 1.0 + r),
+            Vec3::ZERO,
+            Vec3::new(1.0 + r, 1.0, 0.0),
+        ] {
+            for v in [
+                Vec3::X * 6.0,
+                Vec3::new(6.0, 6.0, 0.0),
+                Vec3::splat(6.0),
+                Vec3::ZERO,
+                Vec3::new(6.0, -0.0, 0.0),
+            ] {
+                msb.push(SweepSphereBox {
+                    s: s(start, r),
+                    v,
+                    b: unit,
+                });
+                sc.push(SegCapsuleCase {
+                    p: start,
+                    q: start + v,
+                    cap: Capsule::new(-Vec3::X, Vec3::X, r),
+                });
+                sc.push(SegCapsuleCase {
+                    p: start,
+                    q: start + v,
+                    cap: Capsule::new(Vec3::ONE, Vec3::ONE, r),
+                });
+            }
+        }
+    }
+    compare_all("moving_sphere_aabb edges", &msb, None);
+    compare_all("segment_capsule edges", &sc, None);
+
+    let mut mbb = Vec::new();
+    for vb in [
+        Vec3::ZERO,
+        Vec3::X * -4.0,
+        Vec3::new(-4.0, 0.0, 0.0),
+        Vec3::new(-4.0, -0.0, 4.0),
+        Vec3::X,
+    ] {
+        for b in [
+            Aabb::new(Vec3::new(2.0, -1.0, -1.0), Vec3::new(3.0, 1.0, 1.0)),
+            Aabb::new(Vec3::new(1.0, -1.0, -1.0), Vec3::new(3.0, 1.0, 1.0)),
+            Aabb::new(Vec3::new(2.0, 1.0, -1.0), Vec3::new(3.0, 2.0, 1.0)),
+            Aabb::new(
+                Vec3::new(2.0, 1.0f32.next_up(), -1.0),
+                Vec3::new(3.0, 2.0, 1.0),
+            ),
+        ] {
+            mbb.push(SweepBoxBox {
+                a: unit,
+                va: Vec3::ZERO,
+                b,
+                vb,
+            });
+        }
+    }
+    compare_all("moving_aabb_aabb edges", &mbb, None);
+}
+
+// ---------------------------------------------------------------------------------------
+// Batch tails: RaySoa packets and Soa blocks of every length 1..=17. Lanes past the end
+// must report a miss; lanes before it must equal the scalar reference.
+
+fn tails_for<L: Lanes>() {
+    let mut rng = Rng::new(77);
+    for n in 1..=17usize {
+        let cases: Vec<RaySphereCase<1>> =
+            (0..n).map(|_| RaySphereCase::random(&mut rng)).collect();
+        // N rays against one sphere, through RaySoa::packet.
+        let sphere = cases[0].s;
+        let soa = RaySoa::from_rays(&cases.iter().map(|c| c.ray).collect::<Vec<_>>());
+        let sl = SphereLanes::<L>::splat(&sphere);
+        for i in (0..n).step_by(L::N) {
+            let (m, t) = ray_sphere::intersect_lanes(&soa.packet::<L>(i), &sl);
+            for k in 0..L::N {
+                let want = (i + k < n)
+                    .then(|| ray_sphere::intersect_scalar(&soa.ray(i + k), &sphere))
+                    .flatten();
+                assert_eq!(
+                    m.lane(k),
+                    want.is_some(),
+                    "tail n={n} lane {k} ({})",
+                    L::NAME
+                );
+                if let Some(w) = want {
+                    assert!(
+                        (t.lane(k) - w).abs() <= TOL * (1.0 + w.abs()) * 100.0,
+                        "tail t {w} vs {}",
+                        t.lane(k)
+                    );
+                }
+            }
+        }
+        // One ray against a block of n spheres (padding spheres never hit).
+        let ray = cases[0].ray;
+        let block = SphereSoa::from_slice(&cases.iter().map(|c| c.s).collect::<Vec<_>>());
+        let rp = RayPacket::<L>::splat(&ray);
+        for i in (0..block.padded_len()).step_by(L::N) {
+            let (m, _) = ray_sphere::intersect_lanes(&rp, &block.lanes::<L>(i));
+            for k in 0..L::N {
+                let want =
+                    i + k < n && ray_sphere::intersect_scalar(&ray, &block.get(i + k)).is_some();
+                assert_eq!(m.lane(k), want, "block tail n={n} lane {k} ({})", L::NAME);
+            }
+        }
+    }
+}
+
+#[test]
+fn tails_1_to_17() {
+    tails_for::<f32>();
+    tails_for::<lanecast::F32x4>();
+    tails_for::<lanecast::F32x8>();
 }

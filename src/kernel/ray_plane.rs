@@ -16,7 +16,7 @@ pub fn intersect_scalar(ray: &Ray, p: &Plane) -> Option<f32> {
         return None;
     }
     let t = (p.d - p.normal.dot(ray.origin)) / denom;
-    (t >= ray.t_min && t <= ray.t_max).then_some(t)
+    (t >= ray.t_min && t <= ray.t_max && t.is_finite()).then_some(t)
 }
 
 /// Lanes twin of [`intersect_scalar`]: `(hit, t)`, `t = +inf` where there is no hit.
@@ -24,6 +24,10 @@ pub fn intersect_scalar(ray: &Ray, p: &Plane) -> Option<f32> {
 pub fn intersect_lanes<L: Lanes>(rays: &RayPacket<L>, p: &PlaneLanes<L>) -> (L::Mask, L) {
     let denom = p.normal.dot(rays.dir);
     let t = (p.d - p.normal.dot(rays.origin)) / denom;
-    let hit = rays.active() & denom.ne(L::splat(0.0)) & t.ge(rays.t_min) & t.le(rays.t_max);
+    let hit = rays.active()
+        & denom.ne(L::splat(0.0))
+        & t.ge(rays.t_min)
+        & t.le(rays.t_max)
+        & t.lt(L::splat(f32::INFINITY));
     (hit, L::select(hit, t, L::splat(f32::INFINITY)))
 }

@@ -35,7 +35,7 @@ pub fn test_scalar(ray: &Ray, s: &Sphere) -> bool {
     let len = ray.t_max - ray.t_min;
     if -b <= a * len {
         // closest approach inside the interval: the line must reach the sphere
-        a * (s.radius * s.radius) - m.cross(d).length_squared() >= 0.0
+        (0.0..f32::INFINITY).contains(&(a * (s.radius * s.radius) - m.cross(d).length_squared()))
     } else {
         // closest approach beyond t_max: the end point must be inside
         (a * len + 2.0 * b) * len + c <= 0.0
@@ -54,7 +54,8 @@ pub fn test_lanes<L: Lanes>(rays: &RayPacket<L>, s: &SphereLanes<L>) -> L::Mask 
     let zero = L::splat(0.0);
     let vertex_inside = (-b).le(a * len);
     let mxd = m.cross(d);
-    let line_hits = (a * (s.radius * s.radius) - mxd.dot(mxd)).ge(zero);
+    let disc = a * (s.radius * s.radius) - mxd.dot(mxd);
+    let line_hits = disc.ge(zero) & disc.lt(L::splat(f32::INFINITY));
     let end_inside = (a * len + (b + b)) * len + c;
     let end_inside = end_inside.le(zero);
     let approach = b.le(zero) & ((vertex_inside & line_hits) | (!vertex_inside & end_inside));
@@ -80,8 +81,8 @@ pub fn intersect_scalar(ray: &Ray, s: &Sphere) -> Option<f32> {
     }
     let a = d.dot(d);
     let disc = a * r2 - m.cross(d).length_squared(); // b² - ac, without cancellation
-    if disc < 0.0 {
-        return None; // the line misses
+    if !(0.0..f32::INFINITY).contains(&disc) {
+        return None; // the line misses (or the input overflows f32)
     }
     let h = disc.sqrt();
     let t = ray.t_min + c / (h - b); // smaller root, c / q form (no cancellation for b <= 0)
@@ -107,7 +108,7 @@ pub(crate) fn first_root<L: Lanes>(
     let disc = a * r2 - mxd.dot(mxd);
     let s = c / (disc.sqrt() - b);
     let inside = c.le(zero);
-    let outside_hit = b.le(zero) & disc.ge(zero) & s.ge(zero);
+    let outside_hit = b.le(zero) & disc.ge(zero) & disc.lt(L::splat(f32::INFINITY)) & s.ge(zero);
     (inside | outside_hit, L::select(inside, zero, s), inside)
 }
 

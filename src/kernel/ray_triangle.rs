@@ -48,7 +48,7 @@ pub fn intersect_scalar(ray: &Ray, tri: &Triangle) -> Option<TriHit> {
         return None;
     }
     let t = e2.dot(q) * inv_det;
-    (t >= ray.t_min && t <= ray.t_max).then_some(TriHit { t, u, v })
+    (t >= ray.t_min && t <= ray.t_max && t.is_finite()).then_some(TriHit { t, u, v })
 }
 
 /// Lanes twin of [`intersect_scalar`]: `(hit, t, u, v)`; misses are `(+inf, 0, 0)`.
@@ -84,7 +84,8 @@ pub fn intersect_lanes<L: Lanes>(
         & v.ge(zero)
         & (u + v).le(one)
         & t.ge(rays.t_min)
-        & t.le(rays.t_max);
+        & t.le(rays.t_max)
+        & t.lt(inf);
     (
         hit,
         L::select(hit, t, inf),

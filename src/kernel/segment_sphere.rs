@@ -44,7 +44,9 @@ fn outward(s: &Sphere, p: Vec3) -> Vec3 {
     }
 }
 
-/// Both crossings of the ray's interval with the sphere (textbook roots `(-b ∓ h) / a`).
+/// Both crossings of the ray's interval with the sphere. The roots are taken in the
+/// numerically stable form (`q = -(b + sign(b) h)`, roots `q / a` and `c / q`), which keeps a
+/// root at `t = 0` exact when the segment starts on the surface.
 pub fn crossings_scalar(ray: &Ray, s: &Sphere) -> Crossings {
     if !ray.is_valid() || !s.is_valid() {
         return Crossings::default();
@@ -54,13 +56,20 @@ pub fn crossings_scalar(ray: &Ray, s: &Sphere) -> Crossings {
     let a = d.dot(d);
     let b = m.dot(d);
     let disc = a * (s.radius * s.radius) - m.cross(d).length_squared(); // b² - ac
-    if disc < 0.0 {
-        return Crossings::default();
+    if !(0.0..f32::INFINITY).contains(&disc) {
+        return Crossings::default(); // the line misses (or the input overflows f32)
     }
     let h = disc.sqrt();
-    let roots = [(-b - h) / a, (-b + h) / a];
+    let c = m.dot(m) - s.radius * s.radius;
+    let q = if b >= 0.0 { -(b + h) } else { h - b };
+    let roots = if q == 0.0 {
+        [0.0, 0.0] // b = 0 and a tangent line: a double root at the origin
+    } else {
+        let (r0, r1) = (q / a, c / q);
+        [r0.min(r1), r0.max(r1)]
+    };
     let [enter, exit] = roots.map(|t| {
-        (t >= ray.t_min && t <= ray.t_max).then(|| Crossing {
+        (t >= ray.t_min && t <= ray.t_max && t.is_finite()).then(|| Crossing {
             t,
             normal: outward(s, ray.at(t)),
         })
@@ -122,8 +131,8 @@ pub fn crossings_lanes<L: Lanes>(rays: &RayPacket<L>, s: &SphereLanes<L>) -> Cro
     let q_zero = q.eq(zero);
     let t0 = L::select(q_zero, zero, r1.min(r2_));
     let t1 = L::select(q_zero, zero, r1.max(r2_));
-    let live = rays.active() & disc.ge(zero);
-    let in_range = |t: L| t.ge(rays.t_min) & t.le(rays.t_max);
+    let live = rays.active() & disc.ge(zero) & disc.lt(inf);
+    let in_range = |t: L| t.ge(rays.t_min) & t.le(rays.t_max) & t.lt(inf);
     let enter = live & in_range(t0);
     let exit = live & in_range(t1);
     let inv_r = L::splat(1.0) / s.radius;

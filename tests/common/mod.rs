@@ -321,6 +321,21 @@ pub fn interval(rng: &mut Rng) -> (f32, f32) {
     (t_min, t_max)
 }
 
+/// Runs the scalar reference and every width on `cases` without comparing: for inputs outside
+/// the documented precision range, where only "no panic, no NaN in any lane" is promised.
+pub fn smoke_all<C: Case>(cases: &[C]) {
+    for c in cases {
+        let _ = c.scalar();
+    }
+    for o in C::ORIENTS {
+        for chunk in cases.chunks(8) {
+            let _ = C::lanes::<f32>(&chunk[..1], *o);
+            let _ = C::lanes::<F32x4>(&chunk[..chunk.len().min(4)], *o);
+            let _ = C::lanes::<F32x8>(chunk, *o);
+        }
+    }
+}
+
 /// Every number of each base case replaced, one at a time, by each of [`SPECIALS`]; compared
 /// on every width (boundary cases allowed, since e.g. 1e30 makes many cases ill-conditioned).
 pub fn compare_specials<C: Case>(
