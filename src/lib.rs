@@ -65,3 +65,8 @@ pub mod vec3x;
 
 pub use lanes::{F32x4, F32x8, Lanes, Mask};
 pub use ray::{Ray, RayError, RayPacket, RaySoa};
+
+/// The README's code blocks, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -394,3 +394,47 @@ fn moving_aabb_aabb_by_sampling() {
         }
     }
 }
+
+/// Closed boundaries are part of the contract, so they are checked exactly in every width
+/// (the random comparisons treat exact-boundary cases as rounding-dependent).
+fn closed_boundaries<L: lanecast::Lanes>() {
+    use lanecast::{Mask, RayPacket};
+    let hyp_mid = Ray::new(Vec3::new(0.5, 0.5, 1.0), -Vec3::Z);
+    let tri = Triangle::new(Vec3::ZERO, Vec3::X, Vec3::Y);
+    let (m, t, u, v) = ray_triangle::intersect_lanes(
+        &RayPacket::<L>::splat(&hyp_mid),
+        &TriangleLanes::splat(&tri),
+    );
+    assert!(
+        m.all() && t.lane(0) == 1.0 && u.lane(0) == 0.5 && v.lane(0) == 0.5,
+        "{}",
+        L::NAME
+    );
+    let vertex = Ray::new(Vec3::new(1.0, 0.0, 1.0), -Vec3::Z);
+    assert!(
+        ray_triangle::intersect_lanes(&RayPacket::<L>::splat(&vertex), &TriangleLanes::splat(&tri))
+            .0
+            .all()
+    );
+    let b = Aabb::new(-Vec3::ONE, Vec3::ONE);
+    let in_face = Ray::new(Vec3::new(-1.0, -5.0, 0.0), Vec3::new(-0.0, 1.0, 0.0));
+    let (m, t0, t1) =
+        ray_aabb::intersect_lanes(&RayPacket::<L>::splat(&in_face), &AabbLanes::splat(&b));
+    assert!(
+        m.all() && t0.lane(0) == 4.0 && t1.lane(0) == 6.0,
+        "{}",
+        L::NAME
+    );
+    let tangent = Ray::new(Vec3::new(-5.0, 1.0, 0.0), Vec3::X);
+    let s = Sphere::new(Vec3::ZERO, 1.0);
+    let (m, t) =
+        ray_sphere::intersect_lanes(&RayPacket::<L>::splat(&tangent), &SphereLanes::splat(&s));
+    assert!(m.all() && t.lane(0) == 5.0, "{}", L::NAME);
+}
+
+#[test]
+fn closed_boundaries_in_every_width() {
+    closed_boundaries::<f32>();
+    closed_boundaries::<lanecast::F32x4>();
+    closed_boundaries::<lanecast::F32x8>();
+}
