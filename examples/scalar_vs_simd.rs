@@ -3,7 +3,6 @@
 //!
 //! `cargo run --release --example scalar_vs_simd`
 
-use glam::Vec3;
 use lanecast::kernel::ray_sphere;
 use lanecast::prim::{Sphere, SphereSoa};
 use lanecast::rng::Rng;
