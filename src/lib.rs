@@ -56,15 +56,22 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod bvh;
+pub mod error;
+pub mod hit;
 pub mod kernel;
 pub mod lanes;
 pub mod prim;
 pub mod ray;
 pub mod rng;
+pub mod scene;
 pub mod vec3x;
 
+pub use error::SceneError;
+pub use hit::{Hit, HitPacket, HitSoa};
 pub use lanes::{F32x4, F32x8, Lanes, Mask};
 pub use ray::{Ray, RayError, RayPacket, RaySoa};
+pub use scene::{Backend, Scene, SceneBuilder};
 
 /// The README's code blocks, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

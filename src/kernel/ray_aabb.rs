@@ -84,6 +84,54 @@ pub fn slab_lanes<L: Lanes>(
     (t_enter, t_exit)
 }
 
+/// Relative widening of a slab interval used by BVH traversal (2⁻²⁰ ≈ 16 ulps, more than
+/// the rounding of the slab computation, after Ize, *Robust BVH Ray Traversal*, 2013): a box
+/// that contains a primitive the kernels hit is never culled by rounding.
+pub const TRAVERSAL_SLACK: f32 = 1.0 / 1_048_576.0;
+
+/// Widens `(t_enter, t_exit)` by [`TRAVERSAL_SLACK`] (NaN stays NaN: a miss).
+#[inline(always)]
+pub fn widen_lanes<L: Lanes>(t_enter: L, t_exit: L) -> (L, L) {
+    let k = L::splat(TRAVERSAL_SLACK);
+    (t_enter - t_enter.abs() * k, t_exit + t_exit.abs() * k)
+}
+
+/// Scalar twin of [`widen_lanes`].
+#[inline(always)]
+pub fn widen_scalar(t_enter: f32, t_exit: f32) -> (f32, f32) {
+    (
+        t_enter - t_enter.abs() * TRAVERSAL_SLACK,
+        t_exit + t_exit.abs() * TRAVERSAL_SLACK,
+    )
+}
+
+/// Slab test for BVH traversal with the scalar reference: the widened interval, if any.
+pub(crate) fn traversal_scalar(ray: &Ray, t_max: f32, b: &Aabb) -> Option<f32> {
+    if !b.is_valid() {
+        return None;
+    }
+    let mut t = (ray.t_min, t_max);
+    for i in 0..3 {
+        let ood = 1.0 / ray.dir[i];
+        if ood.is_infinite() {
+            if ray.origin[i] < b.min[i] || ray.origin[i] > b.max[i] {
+                return None;
+            }
+        } else {
+            let (mut near, mut far) = (
+                (b.min[i] - ray.origin[i]) * ood,
+                (b.max[i] - ray.origin[i]) * ood,
+            );
+            if near > far {
+                core::mem::swap(&mut near, &mut far);
+            }
+            t = (t.0.max(near), t.1.min(far));
+        }
+    }
+    let (tn, tf) = widen_scalar(t.0, t.1);
+    (tn <= tf).then_some(tn)
+}
+
 /// Lanes twin of [`intersect_scalar`]: `(hit, t_enter, t_exit)`; misses are `(+inf, -inf)`.
 #[inline(always)]
 pub fn intersect_lanes<L: Lanes>(rays: &RayPacket<L>, b: &AabbLanes<L>) -> (L::Mask, L, L) {

@@ -94,7 +94,9 @@ impl<P: Primitive> Soa<P> {
             self.len += 1;
         }
         P::never_hit().write_columns(&mut buf);
-        let padded = padded_len(self.len);
+        // Round up to a lane multiple, plus one more block of slack so that `N` lanes can be
+        // loaded from any start index below `len` (BVH leaves start anywhere).
+        let padded = padded_len(self.len) + crate::ray::PAD;
         for (c, &v) in self.cols.iter_mut().zip(&buf) {
             c.resize(padded, v);
         }
@@ -129,7 +131,8 @@ impl<P: Primitive> Soa<P> {
     pub fn column(&self, c: usize) -> &[f32] {
         &self.cols[c][..self.len]
     }
-    /// Shapes `i..i + N` as lanes (`i + N <= padded_len()`); padding lanes never hit.
+    /// Shapes `i..i + N` as lanes, for any `i <= padded_len()`; lanes past `len()` are
+    /// never-hit padding.
     #[inline(always)]
     pub fn lanes<L: Lanes>(&self, i: usize) -> P::Lanes<L> {
         P::load_lanes(&self.cols, i)

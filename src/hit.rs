@@ -1,0 +1,267 @@
+//! Hit records: the scalar [`Hit`], the lane packet [`HitPacket`] and the column buffer
+//! [`HitSoa`].
+//!
+//! A hit carries `t`, the geometry id, the primitive id inside that geometry, triangle
+//! barycentrics `(u, v)` (the point is `(1-u-v) p0 + u p1 + v p2`; 0 for other shapes) and
+//! the unit geometric normal (the shape's outward normal for spheres and boxes,
+//! `normalize(cross(p1 - p0, p2 - p0))` for triangles, the plane's normalised normal for
+//! planes; it is not flipped to face the ray). A miss is `t = +inf`, ids `u32::MAX`.
+
+use crate::lanes::{Lanes, Mask};
+use crate::ray::padded_len;
+use glam::Vec3;
+
+/// Id value of a miss.
+pub const NO_ID: u32 = u32::MAX;
+
+/// A closest hit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit {
+    /// Ray parameter of the hit (in units of the ray direction).
+    pub t: f32,
+    /// Geometry id (file order in a scene, insertion order in a builder).
+    pub geom: u32,
+    /// Primitive id inside the geometry (triangle index in a mesh, sphere index in a set).
+    pub prim: u32,
+    /// Barycentric weight of a triangle's second vertex (0 for other shapes).
+    pub u: f32,
+    /// Barycentric weight of a triangle's third vertex (0 for other shapes).
+    pub v: f32,
+    /// Unit geometric normal.
+    pub normal: Vec3,
+}
+
+impl Hit {
+    /// The miss record: `t = +inf`, ids `u32::MAX`, zeros elsewhere.
+    pub const MISS: Hit = Hit {
+        t: f32::INFINITY,
+        geom: NO_ID,
+        prim: NO_ID,
+        u: 0.0,
+        v: 0.0,
+        normal: Vec3::ZERO,
+    };
+
+    /// True unless this is the miss record.
+    pub fn is_hit(&self) -> bool {
+        self.geom != NO_ID
+    }
+}
+
+/// Closest hits of `L::N` rays, one per lane (misses as in [`Hit::MISS`]).
+#[derive(Clone, Copy, Debug)]
+pub struct HitPacket<L: Lanes> {
+    /// Hit parameters.
+    pub t: L,
+    /// Geometry ids (first `L::N` entries used).
+    pub geom: [u32; 8],
+    /// Primitive ids (first `L::N` entries used).
+    pub prim: [u32; 8],
+    /// Barycentric u.
+    pub u: L,
+    /// Barycentric v.
+    pub v: L,
+    /// Normals.
+    pub normal: crate::vec3x::Vec3x<L>,
+}
+
+impl<L: Lanes> Default for HitPacket<L> {
+    fn default() -> Self {
+        Self {
+            t: L::splat(f32::INFINITY),
+            geom: [NO_ID; 8],
+            prim: [NO_ID; 8],
+            u: L::splat(0.0),
+            v: L::splat(0.0),
+            normal: crate::vec3x::Vec3x::splat(Vec3::ZERO),
+        }
+    }
+}
+
+impl<L: Lanes> HitPacket<L> {
+    /// The hit of lane `i`.
+    pub fn lane(&self, i: usize) -> Hit {
+        Hit {
+            t: self.t.lane(i),
+            geom: self.geom[i],
+            prim: self.prim[i],
+            u: self.u.lane(i),
+            v: self.v.lane(i),
+            normal: self.normal.lane(i),
+        }
+    }
+    /// Writes `h` into lane `i`.
+    pub fn set_lane(&mut self, i: usize, h: &Hit) {
+        let put = |x: &mut L, v: f32| {
+            let mut a = [0.0f32; 8];
+            x.store(&mut a);
+            a[i] = v;
+            *x = L::load(&a);
+        };
+        put(&mut self.t, h.t);
+        put(&mut self.u, h.u);
+        put(&mut self.v, h.v);
+        put(&mut self.normal.x, h.normal.x);
+        put(&mut self.normal.y, h.normal.y);
+        put(&mut self.normal.z, h.normal.z);
+        self.geom[i] = h.geom;
+        self.prim[i] = h.prim;
+    }
+    /// Lanes holding a hit.
+    pub fn hit_mask(&self) -> L::Mask {
+        L::Mask::from_bitmask(
+            self.geom
+                .iter()
+                .take(L::N)
+                .enumerate()
+                .fold(0, |m, (i, &g)| m | (((g != NO_ID) as u32) << i)),
+        )
+    }
+}
+
+/// Hits stored as columns (`t u v nx ny nz` f32, `geom prim` u32), padded to a lane multiple.
+#[derive(Clone, Debug, Default)]
+pub struct HitSoa {
+    /// Hit parameters (`+inf` for misses).
+    pub t: Vec<f32>,
+    /// Geometry ids (`u32::MAX` for misses).
+    pub geom: Vec<u32>,
+    /// Primitive ids (`u32::MAX` for misses).
+    pub prim: Vec<u32>,
+    /// Barycentric u.
+    pub u: Vec<f32>,
+    /// Barycentric v.
+    pub v: Vec<f32>,
+    /// Normal x.
+    pub nx: Vec<f32>,
+    /// Normal y.
+    pub ny: Vec<f32>,
+    /// Normal z.
+    pub nz: Vec<f32>,
+    len: usize,
+}
+
+impl HitSoa {
+    /// `n` miss records.
+    pub fn with_len(n: usize) -> Self {
+        let p = padded_len(n);
+        Self {
+            t: vec![f32::INFINITY; p],
+            geom: vec![NO_ID; p],
+            prim: vec![NO_ID; p],
+            u: vec![0.0; p],
+            v: vec![0.0; p],
+            nx: vec![0.0; p],
+            ny: vec![0.0; p],
+            nz: vec![0.0; p],
+            len: n,
+        }
+    }
+    /// Number of records (without padding).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Record `i`.
+    pub fn get(&self, i: usize) -> Hit {
+        assert!(
+            i < self.len,
+            "hit index {i} out of range for {} hits",
+            self.len
+        );
+        Hit {
+            t: self.t[i],
+            geom: self.geom[i],
+            prim: self.prim[i],
+            u: self.u[i],
+            v: self.v[i],
+            normal: Vec3::new(self.nx[i], self.ny[i], self.nz[i]),
+        }
+    }
+    /// Overwrites record `i`.
+    pub fn set(&mut self, i: usize, h: &Hit) {
+        assert!(
+            i < self.len,
+            "hit index {i} out of range for {} hits",
+            self.len
+        );
+        self.t[i] = h.t;
+        self.geom[i] = h.geom;
+        self.prim[i] = h.prim;
+        self.u[i] = h.u;
+        self.v[i] = h.v;
+        self.nx[i] = h.normal.x;
+        self.ny[i] = h.normal.y;
+        self.nz[i] = h.normal.z;
+    }
+    /// Disjoint mutable views of consecutive runs of `chunk` records, for parallel filling.
+    pub fn chunks_mut(&mut self, chunk: usize) -> Vec<HitChunk<'_>> {
+        let n = self.len;
+        let mut out = Vec::with_capacity(n.div_ceil(chunk.max(1)));
+        let cs = chunk.max(1);
+        let mut t = self.t[..n].chunks_mut(cs);
+        let mut g = self.geom[..n].chunks_mut(cs);
+        let mut p = self.prim[..n].chunks_mut(cs);
+        let mut u = self.u[..n].chunks_mut(cs);
+        let mut v = self.v[..n].chunks_mut(cs);
+        let mut x = self.nx[..n].chunks_mut(cs);
+        let mut y = self.ny[..n].chunks_mut(cs);
+        let mut z = self.nz[..n].chunks_mut(cs);
+        let mut start = 0;
+        while let Some(tc) = t.next() {
+            let len = tc.len();
+            out.push(HitChunk {
+                start,
+                t: tc,
+                geom: g.next().unwrap_or_default(),
+                prim: p.next().unwrap_or_default(),
+                u: u.next().unwrap_or_default(),
+                v: v.next().unwrap_or_default(),
+                nx: x.next().unwrap_or_default(),
+                ny: y.next().unwrap_or_default(),
+                nz: z.next().unwrap_or_default(),
+            });
+            start += len;
+        }
+        out
+    }
+}
+
+/// A mutable run of records of a [`HitSoa`], starting at record `start`.
+pub struct HitChunk<'a> {
+    /// Index of the first record.
+    pub start: usize,
+    t: &'a mut [f32],
+    geom: &'a mut [u32],
+    prim: &'a mut [u32],
+    u: &'a mut [f32],
+    v: &'a mut [f32],
+    nx: &'a mut [f32],
+    ny: &'a mut [f32],
+    nz: &'a mut [f32],
+}
+
+impl HitChunk<'_> {
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.t.len()
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.t.is_empty()
+    }
+    /// Overwrites record `i` of the run.
+    pub fn set(&mut self, i: usize, h: &Hit) {
+        self.t[i] = h.t;
+        self.geom[i] = h.geom;
+        self.prim[i] = h.prim;
+        self.u[i] = h.u;
+        self.v[i] = h.v;
+        self.nx[i] = h.normal.x;
+        self.ny[i] = h.normal.y;
+        self.nz[i] = h.normal.z;
+    }
+}

@@ -1,0 +1,678 @@
+//! Scene queries: closest hit and any hit for single rays in every backend, coherent
+//! packets of 4/8 rays, all-core batches and line of sight. Queries do not allocate:
+//! traversal stacks live on the call stack, batch scratch is per rayon task.
+
+use super::kind::{KindBvh, Traceable};
+use super::{Backend, Scene};
+use crate::bvh::wide::{EMPTY_CHILD, WideBvh, WideNode, decode};
+use crate::hit::{Hit, HitPacket, HitSoa, NO_ID};
+use crate::kernel::{ray_aabb, ray_plane};
+use crate::lanes::{F32x4, F32x8, Lanes, Mask};
+use crate::ray::{Ray, RayPacket, RaySoa};
+use crate::vec3x::Vec3x;
+use glam::Vec3;
+use rayon::prelude::*;
+
+/// Entries of a wide traversal stack (enough for the deepest tree `validate` accepts).
+const WIDE_STACK: usize = 1024;
+/// Entries of a binary traversal stack.
+const BIN_STACK: usize = 2 * crate::bvh::STACK_DEPTH + 2;
+
+/// The best hit so far, before its normal is computed.
+#[derive(Clone, Copy, Debug)]
+struct Best {
+    t: f32,
+    geom: u32,
+    prim: u32,
+    u: f32,
+    v: f32,
+    kind: u8,
+    index: u32,
+}
+
+impl Best {
+    fn new(t_max: f32) -> Self {
+        Self {
+            t: t_max,
+            geom: NO_ID,
+            prim: NO_ID,
+            u: 0.0,
+            v: 0.0,
+            kind: u8::MAX,
+            index: 0,
+        }
+    }
+    /// Takes the candidate if it is nearer, or equally near with smaller ids.
+    #[inline(always)]
+    fn offer(&mut self, t: f32, ids: [u32; 2], u: f32, v: f32, kind: u8, index: u32) {
+        if t < self.t || (t == self.t && (ids[0], ids[1]) < (self.geom, self.prim)) {
+            *self = Best {
+                t,
+                geom: ids[0],
+                prim: ids[1],
+                u,
+                v,
+                kind,
+                index,
+            };
+        }
+    }
+    fn found(&self) -> bool {
+        self.geom != NO_ID
+    }
+}
+
+/// A ray prepared for wide traversal: broadcast origin and inverse direction, and the
+/// near/far plane choice per axis from the sign of the inverse direction.
+struct Prepared<L: Lanes> {
+    o: Vec3x<L>,
+    inv: Vec3x<L>,
+    neg: [bool; 3],
+    packet: RayPacket<L>,
+}
+
+impl<L: Lanes> Prepared<L> {
+    fn new(ray: &Ray) -> Self {
+        let inv = ray.dir.recip();
+        Self {
+            o: Vec3x::splat(ray.origin),
+            inv: Vec3x::splat(inv),
+            neg: [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0],
+            packet: RayPacket::splat(ray),
+        }
+    }
+
+    /// Slab test of the ray against every child box of a node: (hit bits, entry times).
+    #[inline(always)]
+    fn node<N: WideNode>(&self, n: &N, t_max: f32) -> (u32, L) {
+        let [mnx, mny, mnz, mxx, mxy, mxz] = n.columns();
+        let pick = |neg: bool, lo: &[f32], hi: &[f32]| {
+            if neg {
+                (L::load(hi), L::load(lo))
+            } else {
+                (L::load(lo), L::load(hi))
+            }
+        };
+        let (nx, fx) = pick(self.neg[0], mnx, mxx);
+        let (ny, fy) = pick(self.neg[1], mny, mxy);
+        let (nz, fz) = pick(self.neg[2], mnz, mxz);
+        let tnx = (nx - self.o.x) * self.inv.x;
+        let tny = (ny - self.o.y) * self.inv.y;
+        let tnz = (nz - self.o.z) * self.inv.z;
+        let tfx = (fx - self.o.x) * self.inv.x;
+        let tfy = (fy - self.o.y) * self.inv.y;
+        let tfz = (fz - self.o.z) * self.inv.z;
+        // NaN (a ray lying in a slab plane) is dropped by the fold: see kernel::ray_aabb.
+        let tn = tnz.max(tny.max(tnx.max(self.packet.t_min)));
+        let tf = tfz.min(tfy.min(tfx.min(L::splat(t_max))));
+        let (tn, tf) = ray_aabb::widen_lanes(tn, tf);
+        (tn.le(tf).bitmask(), tn)
+    }
+}
+
+/// Closest hit (or, with `ANY`, any hit) of one ray in one kind's wide tree.
+#[inline(always)]
+fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
+    kb: &KindBvh<P>,
+    bvh: &WideBvh<N>,
+    pre: &Prepared<L>,
+    best: &mut Best,
+) -> bool {
+    debug_assert_eq!(L::N, N::WIDTH);
+    if bvh.root == EMPTY_CHILD {
+        return false;
+    }
+    let mut stack_ref = [0u32; WIDE_STACK];
+    let mut stack_t = [0f32; WIDE_STACK];
+    let mut sp = 0usize;
+    let mut cur = bvh.root;
+    loop {
+        match decode(cur) {
+            Ok(idx) => {
+                let node = &bvh.nodes[idx as usize];
+                let (bits, tn) = pre.node(node, best.t);
+                if bits != 0 {
+                    let kids = node.children();
+                    if bits & (bits - 1) == 0 {
+                        cur = kids[bits.trailing_zeros() as usize];
+                        continue;
+                    }
+                    // Several children: push them far to near, continue with the nearest.
+                    let mut order = [(0f32, 0u32); 8];
+                    let mut k = 0;
+                    let mut b = bits;
+                    while b != 0 {
+                        let i = b.trailing_zeros() as usize;
+                        b &= b - 1;
+                        let e = (tn.lane(i), kids[i]);
+                        // insertion sort, descending by entry time
+                        let mut j = k;
+                        while j > 0 && order[j - 1].0 < e.0 {
+                            order[j] = order[j - 1];
+                            j -= 1;
+                        }
+                        order[j] = e;
+                        k += 1;
+                    }
+                    for &(t, r) in &order[..k - 1] {
+                        stack_ref[sp] = r;
+                        stack_t[sp] = t;
+                        sp += 1;
+                    }
+                    cur = order[k - 1].1;
+                    continue;
+                }
+            }
+            Err((first, count)) => {
+                if leaf::<L, P, ANY>(kb, first, count, pre, best) && ANY {
+                    return true;
+                }
+            }
+        }
+        // Pop the nearest pending subtree that can still hold a closer hit.
+        loop {
+            if sp == 0 {
+                return best.found();
+            }
+            sp -= 1;
+            if stack_t[sp] <= best.t {
+                cur = stack_ref[sp];
+                break;
+            }
+        }
+    }
+}
+
+/// Tests a leaf's primitives `N` at a time; returns whether anything was hit.
+#[inline(always)]
+fn leaf<L: Lanes, P: Traceable, const ANY: bool>(
+    kb: &KindBvh<P>,
+    first: u32,
+    count: u32,
+    pre: &Prepared<L>,
+    best: &mut Best,
+) -> bool {
+    let (mut i, end) = (first as usize, (first + count) as usize);
+    let mut any = false;
+    while i < end {
+        let mut p = pre.packet;
+        p.t_max = L::splat(best.t);
+        let rem = end - i;
+        if rem < L::N {
+            p.restrict(L::Mask::from_bitmask((1u32 << rem) - 1));
+        }
+        let (m, t, u, v) = P::hit_lanes(&p, &kb.prims.lanes::<L>(i));
+        let mut bits = m.bitmask();
+        any |= bits != 0;
+        if ANY && bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            best.offer(
+                t.lane(k),
+                kb.ids[i + k],
+                u.lane(k),
+                v.lane(k),
+                P::KIND,
+                (i + k) as u32,
+            );
+            return true;
+        }
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            best.offer(
+                t.lane(k),
+                kb.ids[i + k],
+                u.lane(k),
+                v.lane(k),
+                P::KIND,
+                (i + k) as u32,
+            );
+        }
+        i += L::N;
+    }
+    any
+}
+
+/// Closest hit (or any hit) of one ray in one kind's binary tree, scalar kernels.
+fn trace_scalar<P: Traceable, const ANY: bool>(
+    kb: &KindBvh<P>,
+    ray: &Ray,
+    best: &mut Best,
+) -> bool {
+    let nodes = &kb.bvh2;
+    if nodes.is_empty() {
+        return false;
+    }
+    if ray_aabb::traversal_scalar(ray, best.t, &nodes[0].aabb()).is_none() {
+        return false;
+    }
+    let mut stack = [(0u32, 0f32); BIN_STACK];
+    let mut sp = 0;
+    let mut cur = 0usize;
+    loop {
+        let n = &nodes[cur];
+        if n.is_leaf() {
+            for k in n.index as usize..(n.index + n.count) as usize {
+                let r = Ray {
+                    t_max: best.t,
+                    ..*ray
+                };
+                if let Some((t, u, v)) = kb.prims.get(k).hit_scalar(&r) {
+                    best.offer(t, kb.ids[k], u, v, P::KIND, k as u32);
+                    if ANY {
+                        return true;
+                    }
+                }
+            }
+        } else {
+            let (l, r) = (n.index as usize, n.index as usize + 1);
+            let enter = |c: usize| ray_aabb::traversal_scalar(ray, best.t, &nodes[c].aabb());
+            match (enter(l), enter(r)) {
+                (Some(a), Some(b)) => {
+                    let (near, far, tf) = if a <= b { (l, r, b) } else { (r, l, a) };
+                    stack[sp] = (far as u32, tf);
+                    sp += 1;
+                    cur = near;
+                    continue;
+                }
+                (Some(_), None) => {
+                    cur = l;
+                    continue;
+                }
+                (None, Some(_)) => {
+                    cur = r;
+                    continue;
+                }
+                (None, None) => {}
+            }
+        }
+        loop {
+            if sp == 0 {
+                return best.found();
+            }
+            sp -= 1;
+            if stack[sp].1 <= best.t {
+                cur = stack[sp].0 as usize;
+                break;
+            }
+        }
+    }
+}
+
+impl Scene {
+    fn planes_closest(&self, ray: &Ray, best: &mut Best, scalar: bool) {
+        if scalar {
+            for i in 0..self.planes.len() {
+                if let Some(t) = ray_plane::intersect_scalar(
+                    &Ray {
+                        t_max: best.t,
+                        ..*ray
+                    },
+                    &self.planes.get(i),
+                ) {
+                    best.offer(t, self.plane_ids[i], 0.0, 0.0, PLANE_KIND, i as u32);
+                }
+            }
+        } else {
+            let p = RayPacket::<F32x4>::splat(&Ray {
+                t_max: best.t,
+                ..*ray
+            });
+            for i in (0..self.planes.padded_len()).step_by(4) {
+                let (m, t) = ray_plane::intersect_lanes(&p, &self.planes.lanes::<F32x4>(i));
+                let mut bits = m.bitmask();
+                while bits != 0 {
+                    let k = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    best.offer(
+                        t.lane(k),
+                        self.plane_ids[i + k],
+                        0.0,
+                        0.0,
+                        PLANE_KIND,
+                        (i + k) as u32,
+                    );
+                }
+            }
+        }
+    }
+
+    fn finish(&self, ray: &Ray, b: &Best) -> Option<Hit> {
+        if !b.found() {
+            return None;
+        }
+        let p = ray.at(b.t);
+        let i = b.index as usize;
+        let normal = match b.kind {
+            0 => self.tris.prims.get(i).normal_at(p, b.u, b.v),
+            1 => self.spheres.prims.get(i).normal_at(p, b.u, b.v),
+            2 => self.boxes.prims.get(i).normal_at(p, b.u, b.v),
+            _ => self.planes.get(i).normal.normalize_or_zero(),
+        };
+        Some(Hit {
+            t: b.t,
+            geom: b.geom,
+            prim: b.prim,
+            u: b.u,
+            v: b.v,
+            normal,
+        })
+    }
+
+    fn trace<const ANY: bool>(&self, ray: &Ray, backend: Backend) -> Best {
+        let mut best = Best::new(ray.t_max);
+        if !ray.is_valid() {
+            return best;
+        }
+        if ANY {
+            self.planes_closest(ray, &mut best, backend == Backend::Scalar);
+            if best.found() {
+                return best;
+            }
+        }
+        match backend.resolve() {
+            Backend::Scalar => {
+                let _ = trace_scalar::<_, ANY>(&self.tris, ray, &mut best) && ANY
+                    || trace_scalar::<_, ANY>(&self.spheres, ray, &mut best) && ANY
+                    || trace_scalar::<_, ANY>(&self.boxes, ray, &mut best);
+            }
+            Backend::X4 => {
+                let pre = Prepared::<F32x4>::new(ray);
+                let _ = trace_wide::<_, _, _, ANY>(&self.tris, &self.tris.bvh4, &pre, &mut best)
+                    && ANY
+                    || trace_wide::<_, _, _, ANY>(
+                        &self.spheres,
+                        &self.spheres.bvh4,
+                        &pre,
+                        &mut best,
+                    ) && ANY
+                    || trace_wide::<_, _, _, ANY>(&self.boxes, &self.boxes.bvh4, &pre, &mut best);
+            }
+            _ => {
+                let pre = Prepared::<F32x8>::new(ray);
+                let _ = trace_wide::<_, _, _, ANY>(&self.tris, &self.tris.bvh8, &pre, &mut best)
+                    && ANY
+                    || trace_wide::<_, _, _, ANY>(
+                        &self.spheres,
+                        &self.spheres.bvh8,
+                        &pre,
+                        &mut best,
+                    ) && ANY
+                    || trace_wide::<_, _, _, ANY>(&self.boxes, &self.boxes.bvh8, &pre, &mut best);
+            }
+        }
+        if !ANY {
+            self.planes_closest(ray, &mut best, backend == Backend::Scalar);
+        }
+        best
+    }
+
+    /// Closest hit with the scene's default backend; `None` on a miss or an invalid ray.
+    pub fn intersect(&self, ray: &Ray) -> Option<Hit> {
+        self.intersect_with(ray, self.backend)
+    }
+
+    /// Closest hit with the given backend.
+    pub fn intersect_with(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
+        self.finish(ray, &self.trace::<false>(ray, backend))
+    }
+
+    /// True if anything is hit with `t_min <= t <= t_max` (default backend).
+    pub fn occluded(&self, ray: &Ray) -> bool {
+        self.occluded_with(ray, self.backend)
+    }
+
+    /// Any-hit query with the given backend (stops at the first hit found).
+    pub fn occluded_with(&self, ray: &Ray, backend: Backend) -> bool {
+        self.trace::<true>(ray, backend).found()
+    }
+
+    /// The reference answer by brute force: every primitive tested with the scalar kernels,
+    /// ties resolved as in the BVH queries. O(primitives) per ray: for tests and checks.
+    pub fn intersect_brute_force(&self, ray: &Ray) -> Option<Hit> {
+        self.intersect_brute_force_with(ray, Backend::Scalar)
+    }
+
+    /// Brute force with a backend's kernels (lanes kernels over all primitives, `N` at a
+    /// time, for `X4`/`X8`). A BVH query of a backend must equal this exactly.
+    pub fn intersect_brute_force_with(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
+        let mut best = Best::new(ray.t_max);
+        if !ray.is_valid() {
+            return None;
+        }
+        fn all_scalar<P: Traceable>(kb: &KindBvh<P>, ray: &Ray, best: &mut Best) {
+            for k in 0..kb.len() {
+                if let Some((t, u, v)) = kb.prims.get(k).hit_scalar(ray) {
+                    best.offer(t, kb.ids[k], u, v, P::KIND, k as u32);
+                }
+            }
+        }
+        fn all_lanes<L: Lanes>(s: &Scene, ray: &Ray, best: &mut Best) {
+            let pre = Prepared::<L>::new(ray);
+            leaf::<L, _, false>(&s.tris, 0, s.tris.len() as u32, &pre, best);
+            leaf::<L, _, false>(&s.spheres, 0, s.spheres.len() as u32, &pre, best);
+            leaf::<L, _, false>(&s.boxes, 0, s.boxes.len() as u32, &pre, best);
+        }
+        match backend.resolve() {
+            Backend::Scalar => {
+                all_scalar(&self.tris, ray, &mut best);
+                all_scalar(&self.spheres, ray, &mut best);
+                all_scalar(&self.boxes, ray, &mut best);
+            }
+            Backend::X4 => all_lanes::<F32x4>(self, ray, &mut best),
+            _ => all_lanes::<F32x8>(self, ray, &mut best),
+        }
+        self.planes_closest(ray, &mut best, backend == Backend::Scalar);
+        self.finish(ray, &best)
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Packets.
+
+    /// Closest hits of up to `N` coherent rays traversing together (binary tree, lanes
+    /// kernels). Only lanes set in `mask` (and valid) are written; other lanes of `out` are
+    /// left untouched. `scratch` holds the traversal stack.
+    pub fn intersect_packet<L: Lanes>(
+        &self,
+        rays: &RayPacket<L>,
+        out: &mut HitPacket<L>,
+        mask: L::Mask,
+        scratch: &mut PacketScratch,
+    ) {
+        let mut pk = *rays;
+        pk.restrict(mask);
+        let active = pk.active();
+        if active.none() {
+            return;
+        }
+        let mut best = [Best::new(0.0); 8];
+        for (i, b) in best.iter_mut().enumerate().take(L::N) {
+            *b = Best::new(pk.t_max.lane(i));
+        }
+        let inv = pk.dir.recip();
+        packet_trace(&self.tris, &pk, inv, &mut best, scratch);
+        packet_trace(&self.spheres, &pk, inv, &mut best, scratch);
+        packet_trace(&self.boxes, &pk, inv, &mut best, scratch);
+        let bits = active.bitmask();
+        for (i, b) in best.iter_mut().enumerate().take(L::N) {
+            if bits & (1 << i) != 0 {
+                let ray = pk.ray(i);
+                self.planes_closest(&ray, b, false);
+                out.set_lane(i, &self.finish(&ray, b).unwrap_or(Hit::MISS));
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Batches.
+
+    /// Closest hit of every ray of `rays` into `out` (resized to match), on all rayon
+    /// threads. Result order is input order and results do not depend on the thread count.
+    pub fn intersect_batch(&self, rays: &RaySoa, out: &mut HitSoa) {
+        self.intersect_batch_with(rays, out, self.backend)
+    }
+
+    /// [`Scene::intersect_batch`] with a given backend.
+    pub fn intersect_batch_with(&self, rays: &RaySoa, out: &mut HitSoa, backend: Backend) {
+        if out.len() != rays.len() {
+            *out = HitSoa::with_len(rays.len());
+        }
+        out.chunks_mut(BATCH_CHUNK)
+            .into_par_iter()
+            .for_each(|mut chunk| {
+                for i in 0..chunk.len() {
+                    let ray = rays.ray(chunk.start + i);
+                    chunk.set(i, &self.intersect_with(&ray, backend).unwrap_or(Hit::MISS));
+                }
+            });
+    }
+
+    /// Any-hit of every ray of `rays` into `out` (`out.len()` must equal `rays.len()`), on
+    /// all rayon threads, in input order.
+    pub fn occluded_batch(&self, rays: &RaySoa, out: &mut [bool]) {
+        self.occluded_batch_with(rays, out, self.backend)
+    }
+
+    /// [`Scene::occluded_batch`] with a given backend.
+    pub fn occluded_batch_with(&self, rays: &RaySoa, out: &mut [bool], backend: Backend) {
+        assert_eq!(
+            out.len(),
+            rays.len(),
+            "occluded_batch: output length must equal the ray count"
+        );
+        out.par_chunks_mut(BATCH_CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                for (i, o) in chunk.iter_mut().enumerate() {
+                    *o = self.occluded_with(&rays.ray(c * BATCH_CHUNK + i), backend);
+                }
+            });
+    }
+
+    /// For every pair, whether `from[i]` sees `to[i]`: nothing is hit inside the segment
+    /// `from[i] → to[i]` (the end points themselves excluded: hits with
+    /// `t ∈ [LOS_EPS, 1 - LOS_EPS]` block). Shapes are solid: a segment starting inside a
+    /// sphere or box is blocked. All rayon threads, input order. Panics if the lengths differ.
+    pub fn line_of_sight(&self, from: &[Vec3], to: &[Vec3]) -> Vec<bool> {
+        assert_eq!(
+            from.len(),
+            to.len(),
+            "line_of_sight: from and to must have the same length"
+        );
+        let mut out = vec![false; from.len()];
+        out.par_chunks_mut(BATCH_CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                for (i, o) in chunk.iter_mut().enumerate() {
+                    let k = c * BATCH_CHUNK + i;
+                    *o = !self.occluded(&Self::los_ray(from[k], to[k]));
+                }
+            });
+        out
+    }
+
+    /// The ray a line-of-sight query casts for the segment `a → b`.
+    pub fn los_ray(a: Vec3, b: Vec3) -> Ray {
+        Ray::with_interval(a, b - a, LOS_EPS, 1.0 - LOS_EPS)
+    }
+}
+
+/// Parameter margin excluded at both ends of a line-of-sight segment.
+pub const LOS_EPS: f32 = 1e-5;
+
+const PLANE_KIND: u8 = 3;
+const BATCH_CHUNK: usize = 256;
+
+/// Caller-owned scratch for packet queries (the binary traversal stack).
+#[derive(Clone, Debug)]
+pub struct PacketScratch {
+    stack: Vec<u32>,
+}
+
+impl Default for PacketScratch {
+    fn default() -> Self {
+        Self {
+            stack: vec![0; BIN_STACK],
+        }
+    }
+}
+
+/// Packet traversal of one kind's binary tree: every visited node is slab-tested against
+/// all lanes; children are visited nearer-first along the first active ray's direction.
+fn packet_trace<L: Lanes, P: Traceable>(
+    kb: &KindBvh<P>,
+    pk: &RayPacket<L>,
+    inv: Vec3x<L>,
+    best: &mut [Best; 8],
+    scratch: &mut PacketScratch,
+) {
+    let nodes = &kb.bvh2;
+    if nodes.is_empty() {
+        return;
+    }
+    let lead = pk.active().bitmask().trailing_zeros() as usize;
+    let lead_dir = pk.dir.lane(lead);
+    let stack = &mut scratch.stack;
+    let mut sp = 0;
+    let mut cur = 0usize;
+    let mut best_t = [f32::INFINITY; 8];
+    for (i, b) in best.iter().enumerate().take(L::N) {
+        best_t[i] = b.t;
+    }
+    loop {
+        let n = &nodes[cur];
+        let t_max = L::load(&best_t);
+        let (tn, tf) = ray_aabb::slab_lanes(
+            pk.origin,
+            inv,
+            pk.t_min,
+            t_max,
+            Vec3x::splat(Vec3::from(n.min)),
+            Vec3x::splat(Vec3::from(n.max)),
+        );
+        let (tn, tf) = ray_aabb::widen_lanes(tn, tf);
+        let m = pk.active() & tn.le(tf);
+        if m.any() {
+            if n.is_leaf() {
+                for k in n.index as usize..(n.index + n.count) as usize {
+                    let mut p = *pk;
+                    p.restrict(m);
+                    p.t_max = L::load(&best_t);
+                    let (hm, t, u, v) = P::hit_lanes(&p, &kb.prims.get(k).splat_lanes::<L>());
+                    let mut bits = hm.bitmask();
+                    while bits != 0 {
+                        let i = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        best[i].offer(
+                            t.lane(i),
+                            kb.ids[k],
+                            u.lane(i),
+                            v.lane(i),
+                            P::KIND,
+                            k as u32,
+                        );
+                        best_t[i] = best[i].t;
+                    }
+                }
+            } else {
+                let (l, r) = (n.index as usize, n.index as usize + 1);
+                let cl = nodes[l].aabb().center();
+                let cr = nodes[r].aabb().center();
+                let (near, far) = if lead_dir.dot(cr - cl) >= 0.0 {
+                    (l, r)
+                } else {
+                    (r, l)
+                };
+                stack[sp] = far as u32;
+                sp += 1;
+                cur = near;
+                continue;
+            }
+        }
+        if sp == 0 {
+            return;
+        }
+        sp -= 1;
+        cur = stack[sp] as usize;
+    }
+}

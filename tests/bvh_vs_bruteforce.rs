@@ -1,0 +1,408 @@
+//! Every scene query of every backend against brute force, on seeded random scenes of
+//! spheres, boxes, triangles and planes (1 to 20k primitives, including nasty ones: all at
+//! one point, flat, coincident triangles, huge and tiny coordinates) with random rays, rays
+//! along axes and rays exactly through vertices, edges and centres.
+//!
+//! * BVH query of backend B == brute force with B's kernels, exactly (same kernels, same tie
+//!   rule), for closest hit; `occluded == intersect.is_some()`.
+//! * Brute force with the lanes kernels vs the scalar reference: the same hit/miss except for
+//!   kernel-boundary cases (counted, rare on random rays), `t` within tolerance.
+//! * Packets == single rays; batches == single rays, identical for 1 and N threads.
+
+use glam::Vec3;
+use lanecast::prim::{Aabb, Plane, Sphere, Triangle};
+use lanecast::rng::Rng;
+use lanecast::scene::{Backend, PacketScratch};
+use lanecast::{
+    F32x4, F32x8, Hit, HitPacket, HitSoa, Lanes, Mask, Ray, RayPacket, RaySoa, Scene, SceneBuilder,
+};
+
+const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Style {
+    Mixed,
+    OnePoint,
+    Flat,
+    Coincident,
+    Huge,
+    Tiny,
+}
+
+struct Built {
+    scene: Scene,
+    /// Points worth aiming at: vertices, edge midpoints, centres.
+    targets: Vec<Vec3>,
+    bounds: Aabb,
+}
+
+fn random_scene(seed: u64, n: usize, style: Style) -> Built {
+    let mut rng = Rng::new(seed);
+    let (k, off) = match style {
+        Style::Huge => (1e5, Vec3::splat(3e6)),
+        Style::Tiny => (1e-5, Vec3::splat(2e-5)),
+        _ => (1.0, Vec3::ZERO),
+    };
+    let at = |rng: &mut Rng| -> Vec3 {
+        let p = match style {
+            Style::OnePoint => Vec3::splat(0.5),
+            Style::Flat => Vec3::new(rng.range(-10.0, 10.0), rng.range(-10.0, 10.0), 0.0),
+            _ => rng.vec3(-10.0, 10.0),
+        };
+        p * k + off
+    };
+    let mut b = SceneBuilder::new();
+    let mut targets = Vec::new();
+    let mut left = n;
+    while left > 0 {
+        let m = (rng.below(left.min(200) as u64) as usize + 1).min(left);
+        left -= m;
+        match rng.below(4) {
+            0 => {
+                let s: Vec<Sphere> = (0..m)
+                    .map(|_| {
+                        let r = if style == Style::OnePoint {
+                            0.5 * k
+                        } else {
+                            rng.range(0.05, 1.0) * k
+                        };
+                        Sphere::new(at(&mut rng), r)
+                    })
+                    .collect();
+                targets.extend(s.iter().map(|s| s.center));
+                targets.extend(s.iter().map(|s| s.center + Vec3::X * s.radius));
+                b.add_spheres(&s).unwrap();
+            }
+            1 => {
+                let bx: Vec<Aabb> = (0..m)
+                    .map(|_| {
+                        let c = at(&mut rng);
+                        let mut h = rng.vec3(0.05, 1.0) * k;
+                        if style == Style::Flat {
+                            h.z = 0.0;
+                        }
+                        Aabb::new(c - h, c + h)
+                    })
+                    .collect();
+                targets.extend(
+                    bx.iter()
+                        .flat_map(|b| [b.min, b.max, b.center(), b.corner(3)]),
+                );
+                b.add_boxes(&bx).unwrap();
+            }
+            _ => {
+                let mut pos: Vec<[f32; 3]> = Vec::new();
+                let mut idx: Vec<[u32; 3]> = Vec::new();
+                for _ in 0..m {
+                    let c = at(&mut rng);
+                    let size = rng.range(0.1, 2.0) * k;
+                    let mut v = [0; 3].map(|_| c + rng.unit_vec3() * size);
+                    if style == Style::Flat {
+                        for p in &mut v {
+                            p.z = 0.0;
+                        }
+                    }
+                    if style == Style::OnePoint {
+                        v = [c, c + Vec3::X * k, c + Vec3::Y * k];
+                    }
+                    let base = pos.len() as u32;
+                    pos.extend(v.map(|p| p.to_array()));
+                    idx.push([base, base + 1, base + 2]);
+                    if style == Style::Coincident || rng.f32() < 0.05 {
+                        idx.push([base + 1, base + 2, base]); // the same triangle again
+                    }
+                    if rng.f32() < 0.03 {
+                        idx.push([base, base, base + 1]); // degenerate: counted, not in the BVH
+                    }
+                    targets.extend([v[0], v[1], (v[0] + v[1]) * 0.5, (v[0] + v[1] + v[2]) / 3.0]);
+                }
+                b.add_mesh(&pos, &idx).unwrap();
+            }
+        }
+    }
+    let planes = rng.below(3);
+    for _ in 0..planes {
+        let nrm = if rng.f32() < 0.5 {
+            Vec3::Y
+        } else {
+            rng.unit_vec3()
+        };
+        b.add_plane(Plane::new(nrm, rng.range(-12.0, -10.0) * k))
+            .unwrap();
+    }
+    let scene = b.build();
+    scene.validate().expect("BVH valid after build");
+    let bounds = Aabb::new(Vec3::splat(-12.0) * k + off, Vec3::splat(12.0) * k + off);
+    Built {
+        scene,
+        targets,
+        bounds,
+    }
+}
+
+fn random_ray(rng: &mut Rng, w: &Built) -> Ray {
+    let size = w.bounds.max - w.bounds.min;
+    let o = w.bounds.min + size * rng.vec3(0.0, 1.0);
+    let u = rng.f32();
+    let dir = if u < 0.3 && !w.targets.is_empty() {
+        // exactly at a vertex, edge midpoint or centre
+        w.targets[rng.below(w.targets.len() as u64) as usize] - o
+    } else if u < 0.45 {
+        let mut d = Vec3::ZERO;
+        d[rng.below(3) as usize] = if rng.f32() < 0.5 { 1.0 } else { -1.0 };
+        d
+    } else {
+        rng.unit_vec3()
+    };
+    let t_max = if rng.f32() < 0.2 {
+        rng.range(0.1, 1.0) * size.length() / dir.length().max(1e-30)
+    } else {
+        f32::INFINITY
+    };
+    Ray::with_interval(o, dir, 0.0, t_max)
+}
+
+fn same(a: &Option<Hit>, b: &Option<Hit>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => {
+            x.t.to_bits() == y.t.to_bits()
+                && (x.geom, x.prim) == (y.geom, y.prim)
+                && x.u.to_bits() == y.u.to_bits()
+                && x.v.to_bits() == y.v.to_bits()
+                && x.normal == y.normal
+        }
+        _ => false,
+    }
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    rays: usize,
+    hits: usize,
+    /// lanes kernels and scalar reference disagree on hit/miss (kernel boundary cases)
+    flips: usize,
+    /// different primitive reported at (nearly) the same t
+    near_ties: usize,
+}
+
+fn check_scene(w: &Built, rays: &[Ray], tally: &mut Tally) {
+    let s = &w.scene;
+    let scale = (w.bounds.max - w.bounds.min).length();
+    for ray in rays {
+        tally.rays += 1;
+        let reference = s.intersect_brute_force(ray);
+        tally.hits += reference.is_some() as usize;
+        for b in BACKENDS {
+            let got = s.intersect_with(ray, b);
+            let brute = s.intersect_brute_force_with(ray, b);
+            assert!(
+                same(&got, &brute),
+                "{b:?}: BVH {got:?} != brute force {brute:?} for {ray:?}"
+            );
+            assert_eq!(
+                s.occluded_with(ray, b),
+                got.is_some(),
+                "{b:?}: occluded disagrees with intersect for {ray:?}"
+            );
+            if b == Backend::Scalar {
+                continue;
+            }
+            match (&reference, &got) {
+                (Some(r), Some(g)) => {
+                    let tol = 1e-5 * (scale / ray.dir.length() + r.t.abs()) * 4.0;
+                    assert!(
+                        (r.t - g.t).abs() <= tol,
+                        "{b:?}: t {} vs reference {} ({ray:?})",
+                        g.t,
+                        r.t
+                    );
+                    if (r.geom, r.prim) != (g.geom, g.prim) {
+                        tally.near_ties += 1;
+                    }
+                }
+                (None, None) => {}
+                _ => tally.flips += 1,
+            }
+        }
+    }
+}
+
+fn check_packets_and_batches(w: &Built, rays: &[Ray]) {
+    let s = &w.scene;
+    let mut scratch = PacketScratch::default();
+    fn packets<L: Lanes>(s: &Scene, rays: &[Ray], b: Backend, scratch: &mut PacketScratch) {
+        for chunk in rays.chunks(L::N) {
+            let pk = RayPacket::<L>::from_rays(chunk);
+            // Lane 1 is left out of the mask: it must come back untouched.
+            let mask = L::Mask::from_bitmask(!0b10);
+            let mut out = HitPacket::<L>::default();
+            let sentinel = Hit {
+                t: -7.0,
+                geom: 12345,
+                prim: 6789,
+                u: 0.5,
+                v: 0.25,
+                normal: Vec3::ONE,
+            };
+            for i in 0..L::N {
+                out.set_lane(i, &sentinel);
+            }
+            s.intersect_packet(&pk, &mut out, mask, scratch);
+            for (i, r) in chunk.iter().enumerate() {
+                let got = out.lane(i);
+                if i == 1 && L::N > 1 {
+                    assert_eq!(got, sentinel, "inactive lane written");
+                    continue;
+                }
+                let want = if r.is_valid() {
+                    s.intersect_with(r, b).unwrap_or(Hit::MISS)
+                } else {
+                    sentinel
+                };
+                assert!(
+                    same(&Some(got), &Some(want)),
+                    "packet {} lane {i}: {got:?} != single {want:?}",
+                    L::NAME
+                );
+            }
+        }
+    }
+    packets::<F32x4>(s, rays, Backend::X4, &mut scratch);
+    packets::<F32x8>(s, rays, Backend::X8, &mut scratch);
+
+    let soa = RaySoa::from_rays(rays);
+    for b in BACKENDS {
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut hits = HitSoa::default();
+                s.intersect_batch_with(&soa, &mut hits, b);
+                let mut occ = vec![false; rays.len()];
+                s.occluded_batch_with(&soa, &mut occ, b);
+                (hits, occ)
+            })
+        };
+        let (h1, o1) = run(1);
+        let (h3, o3) = run(3);
+        assert_eq!(o1, o3);
+        for (i, r) in rays.iter().enumerate() {
+            let single = s.intersect_with(r, b).unwrap_or(Hit::MISS);
+            assert!(same(&Some(h1.get(i)), &Some(single)), "batch {b:?} ray {i}");
+            assert!(
+                same(&Some(h3.get(i)), &Some(single)),
+                "batch {b:?} ray {i}, 3 threads"
+            );
+            assert_eq!(o1[i], s.occluded_with(r, b));
+        }
+    }
+    // Line of sight between pairs of targets.
+    let n = w.targets.len().min(200);
+    let from: Vec<Vec3> = w.targets[..n].to_vec();
+    let to: Vec<Vec3> = w.targets[..n].iter().rev().copied().collect();
+    let vis = s.line_of_sight(&from, &to);
+    for i in 0..n {
+        assert_eq!(vis[i], !s.occluded(&Scene::los_ray(from[i], to[i])));
+    }
+}
+
+fn run_style(style: Style, sizes: &[usize], rays_per_scene: usize) -> Tally {
+    let mut tally = Tally::default();
+    for (k, &n) in sizes.iter().enumerate() {
+        let w = random_scene(1000 + k as u64 + 100 * style as u64, n, style);
+        let mut rng = Rng::new(7 + k as u64);
+        let rays: Vec<Ray> = (0..rays_per_scene)
+            .map(|_| random_ray(&mut rng, &w))
+            .collect();
+        check_scene(&w, &rays, &mut tally);
+        check_packets_and_batches(&w, &rays[..rays.len().min(96)]);
+    }
+    eprintln!("{style:?}: {tally:?}");
+    tally
+}
+
+fn rays_per_scene() -> usize {
+    if cfg!(debug_assertions) { 40 } else { 400 }
+}
+
+#[test]
+fn mixed_scenes_of_every_size() {
+    let t = run_style(Style::Mixed, &[1, 2, 7, 64, 1000, 20_000], rays_per_scene());
+    assert!(
+        t.hits > t.rays / 10,
+        "too few hits for a meaningful test: {t:?}"
+    );
+    assert!(
+        t.flips * 100 <= t.rays,
+        "kernel boundary flips are not rare: {t:?}"
+    );
+}
+
+#[test]
+fn nasty_scenes() {
+    for style in [
+        Style::OnePoint,
+        Style::Flat,
+        Style::Coincident,
+        Style::Huge,
+        Style::Tiny,
+    ] {
+        let t = run_style(style, &[1, 50, 3000], rays_per_scene());
+        assert!(t.hits > 0, "{style:?}: no hits at all");
+    }
+}
+
+#[test]
+fn invalid_rays_miss_everywhere() {
+    let w = random_scene(5, 500, Style::Mixed);
+    let o = Vec3::ZERO;
+    for ray in [
+        Ray::new(o, Vec3::ZERO),
+        Ray::new(o, Vec3::new(f32::NAN, 1.0, 0.0)),
+        Ray::new(Vec3::splat(f32::INFINITY), Vec3::X),
+        Ray::with_interval(o, Vec3::X, 1.0, 0.0),
+    ] {
+        for b in BACKENDS {
+            assert!(w.scene.intersect_with(&ray, b).is_none());
+            assert!(!w.scene.occluded_with(&ray, b));
+        }
+        let mut out = HitPacket::<F32x8>::default();
+        w.scene.intersect_packet(
+            &RayPacket::from_rays(&[ray; 8]),
+            &mut out,
+            Mask::splat(true),
+            &mut PacketScratch::default(),
+        );
+        assert!(out.hit_mask().none());
+    }
+}
+
+#[test]
+fn empty_scene_misses() {
+    let s = SceneBuilder::new().build();
+    s.validate().unwrap();
+    let r = Ray::new(Vec3::ZERO, Vec3::X);
+    for b in BACKENDS {
+        assert!(s.intersect_with(&r, b).is_none());
+    }
+}
+
+#[test]
+fn bad_shapes_are_typed_errors() {
+    let mut b = SceneBuilder::new();
+    assert!(b.add_sphere(Sphere::new(Vec3::ZERO, -1.0)).is_err());
+    assert!(b.add_box(Aabb::new(Vec3::ONE, Vec3::ZERO)).is_err());
+    assert!(b.add_plane(Plane::new(Vec3::ZERO, 0.0)).is_err());
+    assert!(b.add_mesh(&[[0.0; 3]], &[[0, 1, 2]]).is_err());
+    assert!(b.add_mesh(&[[f32::NAN, 0.0, 0.0]], &[]).is_err());
+    let id = b
+        .add_triangle(Triangle::new(Vec3::ZERO, Vec3::ZERO, Vec3::X))
+        .unwrap();
+    assert_eq!(id, 0, "failed adds do not use up ids");
+    let s = b.build();
+    assert_eq!(s.stats().degenerate, 1);
+    assert_eq!(s.stats().triangles, 0);
+}
