@@ -202,7 +202,7 @@ impl HitSoa {
         let n = self.len;
         let mut out = Vec::with_capacity(n.div_ceil(chunk.max(1)));
         let cs = chunk.max(1);
-        let mut t = self.t[..n].chunks_mut(cs);
+        let t = self.t[..n].chunks_mut(cs);
         let mut g = self.geom[..n].chunks_mut(cs);
         let mut p = self.prim[..n].chunks_mut(cs);
         let mut u = self.u[..n].chunks_mut(cs);
@@ -211,7 +211,7 @@ impl HitSoa {
         let mut y = self.ny[..n].chunks_mut(cs);
         let mut z = self.nz[..n].chunks_mut(cs);
         let mut start = 0;
-        while let Some(tc) = t.next() {
+        for tc in t {
             let len = tc.len();
             out.push(HitChunk {
                 start,

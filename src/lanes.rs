@@ -16,7 +16,7 @@
 
 use core::fmt::Debug;
 use core::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Sub};
-use wide::{f32x4, f32x8};
+use wide::{f32x4, f32x8, u32x4, u32x8};
 
 /// A lane mask: one boolean per lane.
 pub trait Mask:
@@ -89,6 +89,11 @@ pub trait Lanes:
     fn splat(v: f32) -> Self;
     /// Loads `N` values from `src[0..N]`. Panics if `src` is shorter than `N` (callers pad).
     fn load(src: &[f32]) -> Self;
+    /// Loads `N` values starting at `src`, without a bounds check.
+    ///
+    /// # Safety
+    /// `src` must be valid for reading `N` consecutive `f32` (no alignment needed).
+    unsafe fn load_ptr(src: *const f32) -> Self;
     /// Stores the `N` lanes into `dst[0..N]`.
     fn store(self, dst: &mut [f32]);
     /// Value of lane `i`.
@@ -178,6 +183,11 @@ impl Lanes for f32 {
         src[0]
     }
     #[inline(always)]
+    unsafe fn load_ptr(src: *const f32) -> Self {
+        // SAFETY: the caller guarantees `src` is readable for one f32.
+        unsafe { src.read_unaligned() }
+    }
+    #[inline(always)]
     fn store(self, dst: &mut [f32]) {
         dst[0] = self;
     }
@@ -239,7 +249,7 @@ impl Lanes for f32 {
 // 4 and 8 lanes: wide.
 
 macro_rules! wide_lanes {
-    ($float:ident, $mask:ident, $n:literal, $name:literal, $doc:literal) => {
+    ($float:ident, $uint:ident, $mask:ident, $n:literal, $name:literal, $doc:literal) => {
         #[doc = $doc]
         #[derive(Clone, Copy, Debug)]
         #[repr(transparent)]
@@ -282,11 +292,10 @@ macro_rules! wide_lanes {
             }
             #[inline(always)]
             fn from_bitmask(bits: u32) -> Self {
-                let mut a = [0.0f32; $n];
-                for (i, v) in a.iter_mut().enumerate() {
-                    *v = f32::from_bits(if (bits >> i) & 1 == 1 { u32::MAX } else { 0 });
-                }
-                Self($float::new(a))
+                // Lane i keeps bit i: (bits & (1 << i)) == (1 << i), as an all-ones/zeros mask.
+                let lane_bits = $uint::new(core::array::from_fn(|i| 1u32 << i));
+                let set = ($uint::splat(bits) & lane_bits).simd_eq(lane_bits);
+                Self(bytemuck::cast(set))
             }
             #[inline(always)]
             fn bitmask(self) -> u32 {
@@ -314,6 +323,12 @@ macro_rules! wide_lanes {
             fn load(src: &[f32]) -> Self {
                 let a: [f32; $n] = src[..$n].try_into().expect("slice has N lanes");
                 $float::new(a)
+            }
+            #[inline(always)]
+            unsafe fn load_ptr(src: *const f32) -> Self {
+                // SAFETY: the caller guarantees `N` readable f32 at `src`; read_unaligned
+                // needs no alignment, and every bit pattern is a valid f32.
+                $float::new(unsafe { src.cast::<[f32; $n]>().read_unaligned() })
             }
             #[inline(always)]
             fn store(self, dst: &mut [f32]) {
@@ -377,6 +392,7 @@ macro_rules! wide_lanes {
 
 wide_lanes!(
     f32x4,
+    u32x4,
     M4,
     4,
     "x4",
@@ -384,6 +400,7 @@ wide_lanes!(
 );
 wide_lanes!(
     f32x8,
+    u32x8,
     M8,
     8,
     "x8",

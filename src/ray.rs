@@ -160,13 +160,19 @@ impl<L: Lanes> RayPacket<L> {
     /// Builds a packet; `active` is intersected with the validity of each lane's ray.
     #[inline(always)]
     pub fn new(origin: Vec3x<L>, dir: Vec3x<L>, t_min: L, t_max: L, active: L::Mask) -> Self {
+        // x * 0 is ±0 for finite x and NaN for ±inf or NaN, so one sum of such products
+        // tests seven numbers for finiteness (and cannot overflow).
+        let zero = L::splat(0.0);
+        let finite = origin.x * zero
+            + origin.y * zero
+            + origin.z * zero
+            + dir.x * zero
+            + dir.y * zero
+            + dir.z * zero
+            + t_min * zero;
         let dd = dir.length_squared();
-        let valid = origin.is_finite()
-            & dir.is_finite()
-            & dd.gt(L::splat(0.0))
-            & dd.lt(L::splat(f32::INFINITY))
-            & t_min.is_finite()
-            & t_min.le(t_max);
+        let valid =
+            finite.eq(zero) & dd.gt(zero) & dd.lt(L::splat(f32::INFINITY)) & t_min.le(t_max);
         Self {
             origin,
             dir,
@@ -399,14 +405,53 @@ impl RaySoa {
     /// The packet of rays `i..i + N` (`i` a multiple of `N`); lanes past `len()` are inactive.
     #[inline(always)]
     pub fn packet<L: Lanes>(&self, i: usize) -> RayPacket<L> {
-        let c = &self.cols;
-        let live = self.len.saturating_sub(i).min(L::N);
+        // One check for all eight columns: they all have the same (padded) length.
+        assert!(
+            i + L::N <= self.cols[0].len(),
+            "rays {i}..{} past the padded length",
+            i + L::N
+        );
+        // SAFETY: every column has `padded_len(len)` values (`resize` keeps them equal), so
+        // `N` values are readable from `i` in each.
+        let col = |k: usize| unsafe { L::load_ptr(self.cols[k].as_ptr().add(i)) };
+        let live = self.len.saturating_sub(i);
+        let wanted = if live >= L::N {
+            L::Mask::splat(true)
+        } else {
+            L::Mask::from_bitmask((1u32 << live) - 1)
+        };
         RayPacket::new(
-            Vec3x::load(&c[0], &c[1], &c[2], i),
-            Vec3x::load(&c[3], &c[4], &c[5], i),
-            L::load(&c[6][i..]),
-            L::load(&c[7][i..]),
-            L::Mask::from_bitmask((1u32 << live) - 1),
+            Vec3x::new(col(0), col(1), col(2)),
+            Vec3x::new(col(3), col(4), col(5)),
+            col(6),
+            col(7),
+            wanted,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lanes::F32x8;
+
+    #[test]
+    fn packets_validate_each_lane_and_stop_past_the_storage() {
+        let mut rays = vec![Ray::new(Vec3::ZERO, Vec3::X); 5];
+        rays[1].dir = Vec3::ZERO;
+        rays[2].origin.y = f32::INFINITY;
+        rays[3].t_min = 2.0;
+        rays[3].t_max = 1.0;
+        rays[4].dir.z = f32::NAN;
+        let soa = RaySoa::from_rays(&rays);
+        assert_eq!(soa.packet::<F32x8>(0).active().bitmask(), 0b1);
+        assert_eq!(soa.packet::<f32>(4).active().bitmask(), 0);
+        assert!(std::panic::catch_unwind(|| soa.packet::<F32x8>(8)).is_err());
+        let big = Ray::new(Vec3::splat(3e38), Vec3::splat(3e38 / 1e30));
+        assert_eq!(
+            RayPacket::<F32x8>::splat(&big).active().bitmask(),
+            0xff,
+            "no overflow in the finiteness test"
+        );
     }
 }

@@ -280,7 +280,7 @@ impl Ctx<'_> {
         let mut right_count = [0usize; 48];
         for &axis in axes {
             let (lo, hi) = (cb.min[axis], cb.max[axis]);
-            if !(hi > lo) {
+            if !matches!(hi.partial_cmp(&lo), Some(std::cmp::Ordering::Greater)) {
                 continue;
             }
             let scale = nbins as f32 / (hi - lo);

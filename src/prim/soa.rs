@@ -22,8 +22,8 @@ pub trait Primitive: Copy + Sized {
     fn write_columns(&self, out: &mut [f32]);
     /// Reads a shape from `COLUMNS` numbers.
     fn read_columns(src: &[f32]) -> Self;
-    /// Loads lanes `i..i + N` from already-sanitized columns.
-    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> Self::Lanes<L>;
+    /// Loads lanes `i..i + N` from a block's (already sanitized) columns.
+    fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> Self::Lanes<L>;
     /// The same (sanitized) shape in every lane.
     fn splat_lanes<L: Lanes>(&self) -> Self::Lanes<L>;
     /// The shape if valid, else [`Primitive::never_hit`].
@@ -132,16 +132,44 @@ impl<P: Primitive> Soa<P> {
         &self.cols[c][..self.len]
     }
     /// Shapes `i..i + N` as lanes, for any `i <= padded_len()`; lanes past `len()` are
-    /// never-hit padding.
+    /// never-hit padding. Panics if `i` is past that.
     #[inline(always)]
     pub fn lanes<L: Lanes>(&self, i: usize) -> P::Lanes<L> {
-        P::load_lanes(&self.cols, i)
+        // One check for all columns: they all have the same storage length.
+        assert!(
+            i + L::N <= self.cols[0].len(),
+            "lanes {i}..{} past the block's storage",
+            i + L::N
+        );
+        P::load_lanes(&ColumnsAt {
+            cols: &self.cols,
+            i,
+        })
     }
 }
 
-#[inline(always)]
-fn load3<L: Lanes>(cols: &[Vec<f32>], c: usize, i: usize) -> Vec3x<L> {
-    Vec3x::load(&cols[c], &cols[c + 1], &cols[c + 2], i)
+/// A position `i` in a block's columns, checked by [`Soa::lanes`] to leave `N` readable
+/// values in every column. Only this module can make one, which keeps the unchecked loads
+/// below sound.
+pub struct ColumnsAt<'a> {
+    cols: &'a [Vec<f32>],
+    i: usize,
+}
+
+impl ColumnsAt<'_> {
+    /// Lanes `i..i + N` of column `c`.
+    #[inline(always)]
+    pub fn get<L: Lanes>(&self, c: usize) -> L {
+        let col = &self.cols[c];
+        // SAFETY: `Soa::lanes` asserted `i + N <= len` for the first column, and every column
+        // of a block has the same length (`extend` grows them together).
+        unsafe { L::load_ptr(col.as_ptr().add(self.i)) }
+    }
+    /// Lanes of columns `c, c + 1, c + 2` as a vector.
+    #[inline(always)]
+    pub fn vec3<L: Lanes>(&self, c: usize) -> Vec3x<L> {
+        Vec3x::new(self.get(c), self.get(c + 1), self.get(c + 2))
+    }
 }
 #[inline(always)]
 fn put3(out: &mut [f32], c: usize, v: Vec3) {
@@ -206,10 +234,10 @@ impl Primitive for Sphere {
         Sphere::new(get3(src, 0), src[3])
     }
     #[inline(always)]
-    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> SphereLanes<L> {
+    fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> SphereLanes<L> {
         SphereLanes {
-            center: load3(cols, 0, i),
-            radius: L::load(&cols[3][i..]),
+            center: cols.vec3(0),
+            radius: cols.get(3),
         }
     }
     #[inline(always)]
@@ -276,10 +304,10 @@ impl Primitive for Aabb {
         Aabb::new(get3(src, 0), get3(src, 3))
     }
     #[inline(always)]
-    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> AabbLanes<L> {
+    fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> AabbLanes<L> {
         AabbLanes {
-            min: load3(cols, 0, i),
-            max: load3(cols, 3, i),
+            min: cols.vec3(0),
+            max: cols.vec3(3),
         }
     }
     #[inline(always)]
@@ -345,11 +373,11 @@ impl Primitive for Triangle {
         Triangle::new(get3(src, 0), get3(src, 3), get3(src, 6))
     }
     #[inline(always)]
-    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> TriangleLanes<L> {
+    fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> TriangleLanes<L> {
         TriangleLanes {
-            v0: load3(cols, 0, i),
-            v1: load3(cols, 3, i),
-            v2: load3(cols, 6, i),
+            v0: cols.vec3(0),
+            v1: cols.vec3(3),
+            v2: cols.vec3(6),
         }
     }
     #[inline(always)]
@@ -409,10 +437,10 @@ impl Primitive for Plane {
         Plane::new(get3(src, 0), src[3])
     }
     #[inline(always)]
-    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> PlaneLanes<L> {
+    fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> PlaneLanes<L> {
         PlaneLanes {
-            normal: load3(cols, 0, i),
-            d: L::load(&cols[3][i..]),
+            normal: cols.vec3(0),
+            d: cols.get(3),
         }
     }
     #[inline(always)]
@@ -474,11 +502,11 @@ impl Primitive for Capsule {
         Capsule::new(get3(src, 0), get3(src, 3), src[6])
     }
     #[inline(always)]
-    fn load_lanes<L: Lanes>(cols: &[Vec<f32>], i: usize) -> CapsuleLanes<L> {
+    fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> CapsuleLanes<L> {
         CapsuleLanes {
-            a: load3(cols, 0, i),
-            b: load3(cols, 3, i),
-            radius: L::load(&cols[6][i..]),
+            a: cols.vec3(0),
+            b: cols.vec3(3),
+            radius: cols.get(6),
         }
     }
     #[inline(always)]
@@ -489,5 +517,27 @@ impl Primitive for Capsule {
             b: Vec3x::splat(c.b),
             radius: L::splat(c.radius),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lanes::F32x8;
+
+    #[test]
+    fn lanes_reads_padding_and_slack_and_stops_past_them() {
+        let s = Soa::from_slice(&[Sphere::new(Vec3::ONE, 2.0); 3]);
+        // Every start below len can load 8 lanes (the slack block); padding never hits.
+        for i in 0..s.len() {
+            let l = s.lanes::<F32x8>(i);
+            assert_eq!(l.lane(0), Sphere::new(Vec3::ONE, 2.0));
+            assert!(l.radius().lane(7).is_nan());
+        }
+        let past = std::panic::catch_unwind(|| s.lanes::<F32x8>(s.padded_len() + 1));
+        assert!(
+            past.is_err(),
+            "loading past the storage must panic, not read out of bounds"
+        );
     }
 }

@@ -34,6 +34,7 @@
 //! ```
 
 mod kind;
+pub mod mesh_io;
 mod query;
 
 pub use kind::{KindBvh, Traceable};

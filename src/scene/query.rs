@@ -8,6 +8,7 @@ use crate::bvh::wide::{EMPTY_CHILD, WideBvh, WideNode, decode};
 use crate::hit::{Hit, HitPacket, HitSoa, NO_ID};
 use crate::kernel::{ray_aabb, ray_plane};
 use crate::lanes::{F32x4, F32x8, Lanes, Mask};
+use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket, RaySoa};
 use crate::vec3x::Vec3x;
 use glam::Vec3;
@@ -370,41 +371,40 @@ impl Scene {
                 return best;
             }
         }
+        // With ANY, stop at the first kind that reports a hit.
+        let stop = |found: bool| ANY && found;
         match backend.resolve() {
             Backend::Scalar => {
-                let _ = trace_scalar::<_, ANY>(&self.tris, ray, &mut best) && ANY
-                    || trace_scalar::<_, ANY>(&self.spheres, ray, &mut best) && ANY
-                    || trace_scalar::<_, ANY>(&self.boxes, ray, &mut best);
+                if !stop(trace_scalar::<_, ANY>(&self.tris, ray, &mut best))
+                    && !stop(trace_scalar::<_, ANY>(&self.spheres, ray, &mut best))
+                {
+                    trace_scalar::<_, ANY>(&self.boxes, ray, &mut best);
+                }
             }
-            Backend::X4 => {
-                let pre = Prepared::<F32x4>::new(ray);
-                let _ = trace_wide::<_, _, _, ANY>(&self.tris, &self.tris.bvh4, &pre, &mut best)
-                    && ANY
-                    || trace_wide::<_, _, _, ANY>(
-                        &self.spheres,
-                        &self.spheres.bvh4,
-                        &pre,
-                        &mut best,
-                    ) && ANY
-                    || trace_wide::<_, _, _, ANY>(&self.boxes, &self.boxes.bvh4, &pre, &mut best);
-            }
-            _ => {
-                let pre = Prepared::<F32x8>::new(ray);
-                let _ = trace_wide::<_, _, _, ANY>(&self.tris, &self.tris.bvh8, &pre, &mut best)
-                    && ANY
-                    || trace_wide::<_, _, _, ANY>(
-                        &self.spheres,
-                        &self.spheres.bvh8,
-                        &pre,
-                        &mut best,
-                    ) && ANY
-                    || trace_wide::<_, _, _, ANY>(&self.boxes, &self.boxes.bvh8, &pre, &mut best);
-            }
+            Backend::X4 => self.trace_kinds::<F32x4, crate::bvh::Node4, ANY>(ray, &mut best),
+            _ => self.trace_kinds::<F32x8, crate::bvh::Node8, ANY>(ray, &mut best),
         }
         if !ANY {
             self.planes_closest(ray, &mut best, backend == Backend::Scalar);
         }
         best
+    }
+
+    /// Wide traversal of the three kinds' trees of one width (stopping early with `ANY`).
+    fn trace_kinds<L: Lanes, N: WideNode, const ANY: bool>(&self, ray: &Ray, best: &mut Best)
+    where
+        KindBvh<Triangle>: WideTrees<N>,
+        KindBvh<Sphere>: WideTrees<N>,
+        KindBvh<Aabb>: WideTrees<N>,
+    {
+        let pre = Prepared::<L>::new(ray);
+        if trace_wide::<L, N, _, ANY>(&self.tris, self.tris.tree(), &pre, best) && ANY {
+            return;
+        }
+        if trace_wide::<L, N, _, ANY>(&self.spheres, self.spheres.tree(), &pre, best) && ANY {
+            return;
+        }
+        trace_wide::<L, N, _, ANY>(&self.boxes, self.boxes.tree(), &pre, best);
     }
 
     /// Closest hit with the scene's default backend; `None` on a miss or an invalid ray.
@@ -574,6 +574,21 @@ impl Scene {
     /// The ray a line-of-sight query casts for the segment `a → b`.
     pub fn los_ray(a: Vec3, b: Vec3) -> Ray {
         Ray::with_interval(a, b - a, LOS_EPS, 1.0 - LOS_EPS)
+    }
+}
+
+/// Access to one width's tree of a [`KindBvh`], whatever its primitive kind.
+trait WideTrees<N: WideNode> {
+    fn tree(&self) -> &WideBvh<N>;
+}
+impl<P: Traceable> WideTrees<crate::bvh::Node4> for KindBvh<P> {
+    fn tree(&self) -> &WideBvh<crate::bvh::Node4> {
+        &self.bvh4
+    }
+}
+impl<P: Traceable> WideTrees<crate::bvh::Node8> for KindBvh<P> {
+    fn tree(&self) -> &WideBvh<crate::bvh::Node8> {
+        &self.bvh8
     }
 }
 
