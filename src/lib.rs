@@ -57,6 +57,7 @@
 #![warn(missing_docs)]
 
 pub mod bvh;
+pub mod camera;
 pub mod error;
 pub mod hit;
 pub mod kernel;
@@ -66,6 +67,7 @@ pub mod ray;
 pub mod rng;
 pub mod scene;
 pub mod vec3x;
+pub mod workload;
 
 pub use error::SceneError;
 pub use hit::{Hit, HitPacket, HitSoa};

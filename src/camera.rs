@@ -1,0 +1,115 @@
+//! A pinhole camera: primary rays through pixel centres, in row-major order, rows from the
+//! top of the image.
+
+use crate::ray::{Ray, RaySoa};
+use glam::Vec3;
+
+/// A pinhole camera.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Camera {
+    /// Eye position.
+    pub eye: Vec3,
+    /// Point looked at.
+    pub look_at: Vec3,
+    /// Up direction (need not be orthogonal to the view direction).
+    pub up: Vec3,
+    /// Vertical field of view in degrees.
+    pub fov_y_deg: f32,
+    /// Image width in pixels.
+    pub width: u32,
+    /// Image height in pixels.
+    pub height: u32,
+}
+
+impl Camera {
+    /// A camera with `up = +Y` and a 640×480 image.
+    pub fn new(eye: Vec3, look_at: Vec3, fov_y_deg: f32) -> Self {
+        Self {
+            eye,
+            look_at,
+            up: Vec3::Y,
+            fov_y_deg,
+            width: 640,
+            height: 480,
+        }
+    }
+    /// The same camera with another image size.
+    pub fn with_size(mut self, width: u32, height: u32) -> Self {
+        self.width = width;
+        self.height = height;
+        self
+    }
+    /// Checks the camera: finite numbers, eye != look_at, up not parallel to the view,
+    /// 0 < fov < 180, non-zero size. Returns what is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        let fwd = self.look_at - self.eye;
+        if !(self.eye.is_finite() && self.look_at.is_finite() && self.up.is_finite()) {
+            return Err("camera eye, look_at and up must be finite".into());
+        }
+        if fwd.length_squared() == 0.0 {
+            return Err("camera eye and look_at are the same point".into());
+        }
+        if fwd.cross(self.up).length_squared()
+            <= 1e-12 * fwd.length_squared() * self.up.length_squared()
+        {
+            return Err("camera up is zero or parallel to the view direction".into());
+        }
+        if !(self.fov_y_deg > 0.0 && self.fov_y_deg < 180.0) {
+            return Err(format!(
+                "camera fov_y_deg must be in (0, 180), got {}",
+                self.fov_y_deg
+            ));
+        }
+        if self.width == 0 || self.height == 0 {
+            return Err(format!(
+                "image size must be positive, got {}x{}",
+                self.width, self.height
+            ));
+        }
+        Ok(())
+    }
+    /// Orthonormal basis (right, up, forward) and the half extents of the image plane at
+    /// distance 1.
+    fn frame(&self) -> (Vec3, Vec3, Vec3, f32, f32) {
+        let f = (self.look_at - self.eye).normalize();
+        let r = f.cross(self.up).normalize();
+        let u = r.cross(f);
+        let hy = (self.fov_y_deg.to_radians() * 0.5).tan();
+        let hx = hy * self.width as f32 / self.height as f32;
+        (r, u, f, hx, hy)
+    }
+    /// The primary ray through the centre of pixel `(x, y)` (`y = 0` is the top row).
+    pub fn ray(&self, x: u32, y: u32) -> Ray {
+        let (r, u, f, hx, hy) = self.frame();
+        let sx = ((x as f32 + 0.5) / self.width as f32 * 2.0 - 1.0) * hx;
+        let sy = (1.0 - (y as f32 + 0.5) / self.height as f32 * 2.0) * hy;
+        Ray::new(self.eye, (f + r * sx + u * sy).normalize())
+    }
+    /// Every pixel's primary ray, row-major.
+    pub fn rays(&self) -> RaySoa {
+        let mut v = Vec::with_capacity((self.width * self.height) as usize);
+        for y in 0..self.height {
+            for x in 0..self.width {
+                v.push(self.ray(x, y));
+            }
+        }
+        RaySoa::from_rays(&v)
+    }
+    /// Primary rays in 2×4 pixel tiles (8 neighbouring pixels per packet), tile after tile;
+    /// `pixel[i]` gives the `(x, y)` of ray `i`. Pixels outside the image are skipped.
+    pub fn tiled_rays(&self) -> (RaySoa, Vec<(u32, u32)>) {
+        let mut v = Vec::with_capacity((self.width * self.height) as usize);
+        let mut pix = Vec::with_capacity(v.capacity());
+        for ty in (0..self.height).step_by(2) {
+            for tx in (0..self.width).step_by(4) {
+                for y in ty..(ty + 2).min(self.height) {
+                    for x in tx..(tx + 4).min(self.width) {
+                        v.push(self.ray(x, y));
+                        pix.push((x, y));
+                    }
+                }
+            }
+        }
+        (RaySoa::from_rays(&v), pix)
+    }
+}
