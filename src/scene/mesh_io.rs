@@ -9,12 +9,14 @@
 //! * **OBJ** goes through `tobj` (triangulated, single index). Before `tobj` sees a line it
 //!   is checked here, so errors carry a `line N` place: every `f` must reference at least
 //!   three vertices defined above it (1-based, or negative for relative), and every `v` must
-//!   have finite coordinates. Points (`p`) and polylines (`l`) are skipped. As in the format,
-//!   OBJ errors count lines, vertices and faces from 1.
+//!   have finite coordinates. Points (`p`) and polylines (`l`) are skipped. The positions are
+//!   the vertices the faces use, in order of first use (unused `v` lines are dropped). As in
+//!   the format, OBJ errors count lines, vertices and faces from 1.
 //! * **PLY** goes through `ply-rs-bw`: ascii, binary little endian and binary big endian.
 //!   It needs a `vertex` element with scalar `x`, `y`, `z` properties of any numeric type
 //!   and a `face` element with an integer list called `vertex_indices` (or `vertex_index`).
-//!   As with PLY indices, PLY errors count vertex and face records from 0.
+//!   The positions are the file's vertices in file order. As with PLY indices, PLY errors
+//!   count vertex and face records from 0. Elements after `vertex` and `face` are not read.
 //!
 //! Every failure is a [`SceneError::File`] naming the file, and where possible the place
 //! (`line N`, `vertex N`, `face N`). Bad input never panics. A file that yields no
