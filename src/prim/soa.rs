@@ -39,20 +39,28 @@ pub trait Primitive: Copy + Sized {
 
 /// Many primitives of one kind stored column-wise, padded to a lane multiple with
 /// never-hit values. Invalid shapes are stored as never-hit values.
+///
+/// All columns live in one buffer, column `c` at `c * stride`, so loading a lane block needs
+/// no pointer chasing. `stride` leaves at least one lane block of slack after `len`, so `N`
+/// lanes can be loaded from any start index below `len` (BVH leaves start anywhere).
 #[derive(Clone, Debug)]
 pub struct Soa<P: Primitive> {
-    cols: Vec<Vec<f32>>,
+    data: Vec<f32>,
+    stride: usize,
     len: usize,
     _kind: PhantomData<P>,
 }
 
 impl<P: Primitive> Default for Soa<P> {
     fn default() -> Self {
-        Self {
-            cols: vec![Vec::new(); P::COLUMNS],
+        let mut s = Self {
+            data: Vec::new(),
+            stride: 0,
             len: 0,
             _kind: PhantomData,
-        }
+        };
+        s.reserve(0);
+        s
     }
 }
 
@@ -60,6 +68,7 @@ impl<P: Primitive> Soa<P> {
     /// From scalar shapes.
     pub fn from_slice(prims: &[P]) -> Self {
         let mut s = Self::default();
+        s.reserve(prims.len());
         s.extend(prims.iter().copied());
         s
     }
@@ -70,35 +79,44 @@ impl<P: Primitive> Soa<P> {
         if cols.len() != P::COLUMNS || cols.iter().any(|c| c.len() != n) {
             return None;
         }
-        let mut buf = vec![0.0; P::COLUMNS];
         let mut s = Self::default();
+        s.reserve(n);
+        let mut buf = [0.0f32; 16];
         s.extend((0..n).map(|i| {
             for (b, c) in buf.iter_mut().zip(cols) {
                 *b = c[i];
             }
-            P::read_columns(&buf)
+            P::read_columns(&buf[..P::COLUMNS])
         }));
         Some(s)
     }
+    /// Makes room for `additional` more shapes (re-laying out the columns if needed).
+    pub fn reserve(&mut self, additional: usize) {
+        let need = padded_len(self.len + additional) + crate::ray::PAD;
+        if need <= self.stride {
+            return;
+        }
+        let stride = need.max(2 * self.stride);
+        let mut fill = [0.0f32; 16];
+        P::never_hit().write_columns(&mut fill);
+        let mut data = Vec::with_capacity(P::COLUMNS * stride);
+        for (c, &pad) in fill.iter().enumerate().take(P::COLUMNS) {
+            data.extend_from_slice(&self.data[c * self.stride..c * self.stride + self.len]);
+            data.resize((c + 1) * stride, pad);
+        }
+        self.data = data;
+        self.stride = stride;
+    }
     /// Appends shapes (sanitized).
     pub fn extend(&mut self, prims: impl IntoIterator<Item = P>) {
-        for c in &mut self.cols {
-            c.truncate(self.len);
-        }
-        let mut buf = vec![0.0; P::COLUMNS];
+        let mut buf = [0.0f32; 16];
         for p in prims {
+            self.reserve(1);
             p.sanitized().write_columns(&mut buf);
-            for (c, &v) in self.cols.iter_mut().zip(&buf) {
-                c.push(v);
+            for (c, &v) in buf.iter().enumerate().take(P::COLUMNS) {
+                self.data[c * self.stride + self.len] = v;
             }
             self.len += 1;
-        }
-        P::never_hit().write_columns(&mut buf);
-        // Round up to a lane multiple, plus one more block of slack so that `N` lanes can be
-        // loaded from any start index below `len` (BVH leaves start anywhere).
-        let padded = padded_len(self.len) + crate::ray::PAD;
-        for (c, &v) in self.cols.iter_mut().zip(&buf) {
-            c.resize(padded, v);
         }
     }
     /// Appends one shape (sanitized).
@@ -118,33 +136,42 @@ impl<P: Primitive> Soa<P> {
         padded_len(self.len)
     }
     /// Shape `i` as stored (an invalid input reads back as its never-hit value).
+    #[inline]
     pub fn get(&self, i: usize) -> P {
         assert!(
             i < self.len,
             "index {i} out of range for {} shapes",
             self.len
         );
-        let buf: Vec<f32> = self.cols.iter().map(|c| c[i]).collect();
-        P::read_columns(&buf)
+        let mut buf = [0.0f32; 16];
+        for (c, b) in buf.iter_mut().enumerate().take(P::COLUMNS) {
+            *b = self.data[c * self.stride + i];
+        }
+        P::read_columns(&buf[..P::COLUMNS])
     }
     /// Column `c` (`len()` values).
     pub fn column(&self, c: usize) -> &[f32] {
-        &self.cols[c][..self.len]
+        &self.data[c * self.stride..c * self.stride + self.len]
     }
     /// Shapes `i..i + N` as lanes, for any `i <= padded_len()`; lanes past `len()` are
     /// never-hit padding. Panics if `i` is past that.
     #[inline(always)]
     pub fn lanes<L: Lanes>(&self, i: usize) -> P::Lanes<L> {
-        // One check for all columns: they all have the same storage length.
+        // One check covers every column: each has `stride` values.
         assert!(
-            i + L::N <= self.cols[0].len(),
+            i + L::N <= self.stride,
             "lanes {i}..{} past the block's storage",
             i + L::N
         );
-        P::load_lanes(&ColumnsAt {
-            cols: &self.cols,
+        let at = ColumnsAt {
+            base: self.data.as_ptr(),
+            stride: self.stride,
+            cols: P::COLUMNS,
             i,
-        })
+            _data: PhantomData,
+        };
+        debug_assert_eq!(self.data.len(), P::COLUMNS * self.stride);
+        P::load_lanes(&at)
     }
 }
 
@@ -152,18 +179,22 @@ impl<P: Primitive> Soa<P> {
 /// values in every column. Only this module can make one, which keeps the unchecked loads
 /// below sound.
 pub struct ColumnsAt<'a> {
-    cols: &'a [Vec<f32>],
+    base: *const f32,
+    stride: usize,
+    cols: usize,
     i: usize,
+    _data: PhantomData<&'a [f32]>,
 }
 
 impl ColumnsAt<'_> {
-    /// Lanes `i..i + N` of column `c`.
+    /// Lanes `i..i + N` of column `c` (`c < COLUMNS` of the block's kind).
     #[inline(always)]
     pub fn get<L: Lanes>(&self, c: usize) -> L {
-        let col = &self.cols[c];
-        // SAFETY: `Soa::lanes` asserted `i + N <= len` for the first column, and every column
-        // of a block has the same length (`extend` grows them together).
-        unsafe { L::load_ptr(col.as_ptr().add(self.i)) }
+        // `cols` is the kind's constant COLUMNS, so after inlining this check folds away.
+        assert!(c < self.cols, "column {c} of {}", self.cols);
+        // SAFETY: `Soa::lanes` asserted `i + N <= stride`, and the buffer holds
+        // `cols * stride` values, so `c * stride + i .. + N` is inside it for `c < cols`.
+        unsafe { L::load_ptr(self.base.add(c * self.stride + self.i)) }
     }
     /// Lanes of columns `c, c + 1, c + 2` as a vector.
     #[inline(always)]

@@ -19,6 +19,41 @@ const WIDE_STACK: usize = 1024;
 /// Entries of a binary traversal stack.
 const BIN_STACK: usize = 2 * crate::bvh::STACK_DEPTH + 2;
 
+/// A fixed-capacity stack that is not zero-filled on creation (a traversal stack is made per
+/// ray; clearing kilobytes each time would cost more than many traversals).
+struct Stack<T: Copy, const N: usize> {
+    items: [core::mem::MaybeUninit<T>; N],
+    len: usize,
+}
+
+impl<T: Copy, const N: usize> Stack<T, N> {
+    #[inline(always)]
+    fn new() -> Self {
+        Self {
+            items: [const { core::mem::MaybeUninit::uninit() }; N],
+            len: 0,
+        }
+    }
+    #[inline(always)]
+    fn push(&mut self, v: T) {
+        // Trees are validated to fit (depth <= STACK_DEPTH), so this never fires; it keeps
+        // the writes below in bounds regardless.
+        assert!(self.len < N, "traversal stack overflow");
+        self.items[self.len] = core::mem::MaybeUninit::new(v);
+        self.len += 1;
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        // SAFETY: every index below `len` was written by `push` before `len` passed it, and
+        // `T: Copy` has no drop to run.
+        Some(unsafe { self.items[self.len].assume_init() })
+    }
+}
+
 /// The best hit so far, before its normal is computed.
 #[derive(Clone, Copy, Debug)]
 struct Best {
@@ -123,9 +158,7 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
     if bvh.root == EMPTY_CHILD {
         return false;
     }
-    let mut stack_ref = [0u32; WIDE_STACK];
-    let mut stack_t = [0f32; WIDE_STACK];
-    let mut sp = 0usize;
+    let mut stack = Stack::<(u32, f32), WIDE_STACK>::new();
     let mut cur = bvh.root;
     loop {
         match decode(cur) {
@@ -156,9 +189,7 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
                         k += 1;
                     }
                     for &(t, r) in &order[..k - 1] {
-                        stack_ref[sp] = r;
-                        stack_t[sp] = t;
-                        sp += 1;
+                        stack.push((r, t));
                     }
                     cur = order[k - 1].1;
                     continue;
@@ -172,12 +203,11 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
         }
         // Pop the nearest pending subtree that can still hold a closer hit.
         loop {
-            if sp == 0 {
+            let Some((r, t)) = stack.pop() else {
                 return best.found();
-            }
-            sp -= 1;
-            if stack_t[sp] <= best.t {
-                cur = stack_ref[sp];
+            };
+            if t <= best.t {
+                cur = r;
                 break;
             }
         }
@@ -247,8 +277,7 @@ fn trace_scalar<P: Traceable, const ANY: bool>(
     if ray_aabb::traversal_scalar(ray, best.t, &nodes[0].aabb()).is_none() {
         return false;
     }
-    let mut stack = [(0u32, 0f32); BIN_STACK];
-    let mut sp = 0;
+    let mut stack = Stack::<(u32, f32), BIN_STACK>::new();
     let mut cur = 0usize;
     loop {
         let n = &nodes[cur];
@@ -271,8 +300,7 @@ fn trace_scalar<P: Traceable, const ANY: bool>(
             match (enter(l), enter(r)) {
                 (Some(a), Some(b)) => {
                     let (near, far, tf) = if a <= b { (l, r, b) } else { (r, l, a) };
-                    stack[sp] = (far as u32, tf);
-                    sp += 1;
+                    stack.push((far as u32, tf));
                     cur = near;
                     continue;
                 }
@@ -288,12 +316,11 @@ fn trace_scalar<P: Traceable, const ANY: bool>(
             }
         }
         loop {
-            if sp == 0 {
+            let Some((r, t)) = stack.pop() else {
                 return best.found();
-            }
-            sp -= 1;
-            if stack[sp].1 <= best.t {
-                cur = stack[sp].0 as usize;
+            };
+            if t <= best.t {
+                cur = r as usize;
                 break;
             }
         }
