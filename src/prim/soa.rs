@@ -153,6 +153,24 @@ impl<P: Primitive> Soa<P> {
     pub fn column(&self, c: usize) -> &[f32] {
         &self.data[c * self.stride..c * self.stride + self.len]
     }
+    /// Shape `i` broadcast to every lane (as stored: already sanitized).
+    #[inline(always)]
+    pub fn splat_at<L: Lanes>(&self, i: usize) -> P::Lanes<L> {
+        assert!(
+            i < self.len,
+            "index {i} out of range for {} shapes",
+            self.len
+        );
+        let at = ColumnsAt {
+            base: self.data.as_ptr(),
+            stride: self.stride,
+            cols: P::COLUMNS,
+            i,
+            splat: true,
+            _data: PhantomData,
+        };
+        P::load_lanes(&at)
+    }
     /// Shapes `i..i + N` as lanes, for any `i <= padded_len()`; lanes past `len()` are
     /// never-hit padding. Panics if `i` is past that.
     #[inline(always)]
@@ -168,6 +186,7 @@ impl<P: Primitive> Soa<P> {
             stride: self.stride,
             cols: P::COLUMNS,
             i,
+            splat: false,
             _data: PhantomData,
         };
         debug_assert_eq!(self.data.len(), P::COLUMNS * self.stride);
@@ -183,6 +202,8 @@ pub struct ColumnsAt<'a> {
     stride: usize,
     cols: usize,
     i: usize,
+    /// Broadcast value `i` instead of loading `i..i + N`.
+    splat: bool,
     _data: PhantomData<&'a [f32]>,
 }
 
@@ -192,9 +213,17 @@ impl ColumnsAt<'_> {
     pub fn get<L: Lanes>(&self, c: usize) -> L {
         // `cols` is the kind's constant COLUMNS, so after inlining this check folds away.
         assert!(c < self.cols, "column {c} of {}", self.cols);
-        // SAFETY: `Soa::lanes` asserted `i + N <= stride`, and the buffer holds
-        // `cols * stride` values, so `c * stride + i .. + N` is inside it for `c < cols`.
-        unsafe { L::load_ptr(self.base.add(c * self.stride + self.i)) }
+        // SAFETY: `Soa::lanes` asserted `i + N <= stride` (`Soa::splat_at`: `i < len <=
+        // stride`), and the buffer holds `cols * stride` values, so the `N` values (or the one
+        // value) read from `c * stride + i` are inside it for `c < cols`.
+        unsafe {
+            let p = self.base.add(c * self.stride + self.i);
+            if self.splat {
+                L::splat(p.read())
+            } else {
+                L::load_ptr(p)
+            }
+        }
     }
     /// Lanes of columns `c, c + 1, c + 2` as a vector.
     #[inline(always)]

@@ -329,6 +329,9 @@ fn trace_scalar<P: Traceable, const ANY: bool>(
 
 impl Scene {
     fn planes_closest(&self, ray: &Ray, best: &mut Best, scalar: bool) {
+        if self.planes.is_empty() {
+            return;
+        }
         if scalar {
             for i in 0..self.planes.len() {
                 if let Some(t) = ray_plane::intersect_scalar(
@@ -520,14 +523,42 @@ impl Scene {
         packet_trace(&self.tris, &pk, inv, &mut best, scratch);
         packet_trace(&self.spheres, &pk, inv, &mut best, scratch);
         packet_trace(&self.boxes, &pk, inv, &mut best, scratch);
+        // Write the results lane by lane into plain arrays (starting from `out`, so inactive
+        // lanes keep their values), then store each field once.
+        let mut f = [[0.0f32; 8]; 6];
+        for (k, v) in [
+            out.t,
+            out.u,
+            out.v,
+            out.normal.x,
+            out.normal.y,
+            out.normal.z,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            v.store(&mut f[k]);
+        }
         let bits = active.bitmask();
         for (i, b) in best.iter_mut().enumerate().take(L::N) {
             if bits & (1 << i) != 0 {
                 let ray = pk.ray(i);
                 self.planes_closest(&ray, b, false);
-                out.set_lane(i, &self.finish(&ray, b).unwrap_or(Hit::MISS));
+                let h = self.finish(&ray, b).unwrap_or(Hit::MISS);
+                for (k, v) in [h.t, h.u, h.v, h.normal.x, h.normal.y, h.normal.z]
+                    .into_iter()
+                    .enumerate()
+                {
+                    f[k][i] = v;
+                }
+                out.geom[i] = h.geom;
+                out.prim[i] = h.prim;
             }
         }
+        out.t = L::load(&f[0]);
+        out.u = L::load(&f[1]);
+        out.v = L::load(&f[2]);
+        out.normal = Vec3x::new(L::load(&f[3]), L::load(&f[4]), L::load(&f[5]));
     }
 
     // -----------------------------------------------------------------------------------
@@ -680,7 +711,7 @@ fn packet_trace<L: Lanes, P: Traceable>(
                     let mut p = *pk;
                     p.restrict(m);
                     p.t_max = L::load(&best_t);
-                    let (hm, t, u, v) = P::hit_lanes(&p, &kb.prims.get(k).splat_lanes::<L>());
+                    let (hm, t, u, v) = P::hit_lanes(&p, &kb.prims.splat_at::<L>(k));
                     let mut bits = hm.bitmask();
                     while bits != 0 {
                         let i = bits.trailing_zeros() as usize;
