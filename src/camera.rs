@@ -80,17 +80,25 @@ impl Camera {
     }
     /// The primary ray through the centre of pixel `(x, y)` (`y = 0` is the top row).
     pub fn ray(&self, x: u32, y: u32) -> Ray {
+        self.pinhole().ray(x, y)
+    }
+    /// The camera with its frame precomputed, for generating many rays.
+    pub fn pinhole(&self) -> Pinhole {
         let (r, u, f, hx, hy) = self.frame();
-        let sx = ((x as f32 + 0.5) / self.width as f32 * 2.0 - 1.0) * hx;
-        let sy = (1.0 - (y as f32 + 0.5) / self.height as f32 * 2.0) * hy;
-        Ray::new(self.eye, (f + r * sx + u * sy).normalize())
+        Pinhole {
+            eye: self.eye,
+            right: r * (2.0 * hx / self.width as f32),
+            down: u * (-2.0 * hy / self.height as f32),
+            corner: f - r * hx + u * hy,
+        }
     }
     /// Every pixel's primary ray, row-major.
     pub fn rays(&self) -> RaySoa {
+        let p = self.pinhole();
         let mut v = Vec::with_capacity((self.width * self.height) as usize);
         for y in 0..self.height {
             for x in 0..self.width {
-                v.push(self.ray(x, y));
+                v.push(p.ray(x, y));
             }
         }
         RaySoa::from_rays(&v)
@@ -98,18 +106,37 @@ impl Camera {
     /// Primary rays in 2×4 pixel tiles (8 neighbouring pixels per packet), tile after tile;
     /// `pixel[i]` gives the `(x, y)` of ray `i`. Pixels outside the image are skipped.
     pub fn tiled_rays(&self) -> (RaySoa, Vec<(u32, u32)>) {
+        let p = self.pinhole();
         let mut v = Vec::with_capacity((self.width * self.height) as usize);
         let mut pix = Vec::with_capacity(v.capacity());
         for ty in (0..self.height).step_by(2) {
             for tx in (0..self.width).step_by(4) {
                 for y in ty..(ty + 2).min(self.height) {
                     for x in tx..(tx + 4).min(self.width) {
-                        v.push(self.ray(x, y));
+                        v.push(p.ray(x, y));
                         pix.push((x, y));
                     }
                 }
             }
         }
         (RaySoa::from_rays(&v), pix)
+    }
+}
+
+/// A camera's precomputed frame: `ray(x, y)` costs a few multiply-adds and one normalize.
+#[derive(Clone, Copy, Debug)]
+pub struct Pinhole {
+    eye: Vec3,
+    right: Vec3,
+    down: Vec3,
+    corner: Vec3,
+}
+
+impl Pinhole {
+    /// The primary ray through the centre of pixel `(x, y)`.
+    #[inline]
+    pub fn ray(&self, x: u32, y: u32) -> Ray {
+        let d = self.corner + self.right * (x as f32 + 0.5) + self.down * (y as f32 + 0.5);
+        Ray::new(self.eye, d.normalize())
     }
 }

@@ -56,14 +56,17 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod bvh;
 pub mod camera;
 pub mod error;
 pub mod hit;
+pub mod io;
 pub mod kernel;
 pub mod lanes;
 pub mod prim;
 pub mod ray;
+pub mod render;
 pub mod rng;
 pub mod scene;
 pub mod vec3x;

@@ -1,6 +1,464 @@
-//! The `lanecast` command line (grows with the scene and CLI issues).
+//! The `lanecast` command: render, cast, los, bench and info over TOML scenes (see the
+//! README). Thin: parses arguments, calls the library, prints. Exit codes: 0 success,
+//! 2 bad input (the message names the file and place), 1 anything else.
 
-fn main() {
-    println!("lanecast {}", env!("CARGO_PKG_VERSION"));
-    println!("lanes: {}", lanecast::lanes::instruction_set());
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use lanecast::io::{Format, HitWriter, InputKind, IoError, RayReader, VisWriter};
+use lanecast::render::{self, Mode, Shade};
+use lanecast::scene::file::{SceneFile, default_scene, load_scene_file};
+use lanecast::{Backend, HitSoa, Scene, bench};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(
+    name = "lanecast",
+    version,
+    about = "SoA ray casting, 4/8 lanes at a time"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Render a PNG: one primary ray per pixel.
+    Render(RenderArgs),
+    /// Closest hit for every ray of a file.
+    Cast(CastArgs),
+    /// Line of sight for every segment of a file (1 = visible).
+    Los(LosArgs),
+    /// Kernel and scene-query throughput table (scalar vs x4 vs x8).
+    Bench(BenchArgs),
+    /// Scene facts: counts, bounds, BVH shape, build time, memory.
+    Info(InfoArgs),
+}
+
+#[derive(Args)]
+struct SceneArg {
+    /// Scene file (TOML); the built-in default scene when omitted.
+    scene: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BackendArg {
+    Scalar,
+    X4,
+    X8,
+    Auto,
+}
+
+impl From<BackendArg> for Backend {
+    fn from(b: BackendArg) -> Backend {
+        match b {
+            BackendArg::Scalar => Backend::Scalar,
+            BackendArg::X4 => Backend::X4,
+            BackendArg::X8 => Backend::X8,
+            BackendArg::Auto => Backend::Auto,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Csv,
+    Bin,
+    Npy,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Bin => Format::Bin,
+            FormatArg::Npy => Format::Npy,
+        }
+    }
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    #[command(flatten)]
+    scene: SceneArg,
+    /// Output PNG.
+    #[arg(short, long, default_value = "render.png")]
+    output: PathBuf,
+    /// Image width (default: the scene camera's).
+    #[arg(long)]
+    width: Option<u32>,
+    /// Image height (default: the scene camera's).
+    #[arg(long)]
+    height: Option<u32>,
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// single: one ray at a time; packet: 2x4-pixel packets of 8 rays.
+    #[arg(long, value_enum, default_value = "single")]
+    mode: ModeArg,
+    #[arg(long, value_enum, default_value = "normal")]
+    shade: ShadeArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ModeArg {
+    Single,
+    Packet,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ShadeArg {
+    Normal,
+    Depth,
+    Ao,
+}
+
+#[derive(Args)]
+struct QueryOpts {
+    /// Output file (`-` or omitted: csv on stdout).
+    #[arg(long)]
+    out: Option<String>,
+    /// File format of input and output, overriding their extensions.
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
+struct CastArgs {
+    #[command(flatten)]
+    scene: SceneArg,
+    /// Rays: csv `ox,oy,oz,dx,dy,dz[,tmin,tmax]`, .bin (8 f32), .npy (N,8)/(N,6).
+    #[arg(long)]
+    rays: String,
+    #[command(flatten)]
+    opts: QueryOpts,
+}
+
+#[derive(Args)]
+struct LosArgs {
+    #[command(flatten)]
+    scene: SceneArg,
+    /// Segments: csv `ax,ay,az,bx,by,bz`, .bin (6 f32), .npy (N,6).
+    #[arg(long)]
+    segments: String,
+    #[command(flatten)]
+    opts: QueryOpts,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    scene: SceneArg,
+    /// Rays per scene query set.
+    #[arg(long, default_value_t = 1 << 18)]
+    rays: usize,
+    /// Also write the table as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct InfoArgs {
+    #[command(flatten)]
+    scene: SceneArg,
+}
+
+/// A failure: bad input exits with 2, anything else with 1.
+enum Fail {
+    BadInput(String),
+    Other(String),
+}
+
+impl From<lanecast::SceneError> for Fail {
+    fn from(e: lanecast::SceneError) -> Self {
+        Fail::BadInput(e.to_string())
+    }
+}
+
+fn bad_input(e: IoError) -> Fail {
+    Fail::BadInput(e.to_string())
+}
+fn other(e: impl std::fmt::Display) -> Fail {
+    Fail::Other(e.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Render(a) => cmd_render(a),
+        Cmd::Cast(a) => cmd_cast(a),
+        Cmd::Los(a) => cmd_los(a),
+        Cmd::Bench(a) => cmd_bench(a),
+        Cmd::Info(a) => cmd_info(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Fail::BadInput(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(Fail::Other(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A spinner or bar on stderr when it is a terminal; hidden otherwise.
+fn progress(len: Option<u64>, msg: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = match len {
+        Some(n) => ProgressBar::new(n).with_style(
+            ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
+                .expect("template")
+                .progress_chars("=> "),
+        ),
+        None => ProgressBar::new_spinner(),
+    };
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
+struct Loaded {
+    scene: Scene,
+    file: SceneFile,
+    name: String,
+}
+
+fn load(arg: &SceneArg) -> Result<Loaded, Fail> {
+    let pb = progress(None, "loading scene");
+    let (mut file, name) = match &arg.scene {
+        Some(p) => (load_scene_file(p)?, p.display().to_string()),
+        None => (default_scene(), "default (built in)".to_string()),
+    };
+    pb.set_message("building BVH");
+    let builder = std::mem::take(&mut file.builder);
+    let scene = builder.build();
+    pb.finish_and_clear();
+    Ok(Loaded { scene, file, name })
+}
+
+fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T, Fail> {
+    match threads {
+        None => Ok(f()),
+        Some(0) => Err(Fail::BadInput("--threads must be at least 1".into())),
+        Some(n) => Ok(rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(other)?
+            .install(f)),
+    }
+}
+
+fn input_format(path: &str, flag: Option<FormatArg>) -> Result<Format, Fail> {
+    if let Some(f) = flag {
+        return Ok(f.into());
+    }
+    if path == "-" {
+        return Ok(Format::Csv);
+    }
+    Format::from_path(Path::new(path)).ok_or_else(|| {
+        Fail::BadInput(format!(
+            "{path}: cannot tell the format from the extension (use .csv, .bin, .npy or --format)"
+        ))
+    })
+}
+
+fn output_format(path: &str, flag: Option<FormatArg>) -> Result<Format, Fail> {
+    if path == "-" {
+        return match flag {
+            None | Some(FormatArg::Csv) => Ok(Format::Csv),
+            _ => Err(Fail::BadInput("standard output takes csv only".into())),
+        };
+    }
+    input_format(path, flag)
+}
+
+const CHUNK: usize = 1 << 16;
+
+fn cmd_render(a: RenderArgs) -> Result<(), Fail> {
+    let l = load(&a.scene)?;
+    let mut cam = l
+        .file
+        .camera
+        .unwrap_or_else(|| bench::fallback_camera(&l.scene));
+    cam.width = a.width.unwrap_or(cam.width);
+    cam.height = a.height.unwrap_or(cam.height);
+    cam.check()
+        .map_err(|m| Fail::BadInput(format!("{}: {m}", l.name)))?;
+    let mode = match a.mode {
+        ModeArg::Single => Mode::Single,
+        ModeArg::Packet => Mode::Packet,
+    };
+    let shade = match a.shade {
+        ShadeArg::Normal => Shade::Normal,
+        ShadeArg::Depth => Shade::Depth,
+        ShadeArg::Ao => Shade::Ao,
+    };
+    let pb = progress(None, "rendering");
+    let start = Instant::now();
+    let r = render::render(&l.scene, &cam, a.backend.into(), mode, shade);
+    let secs = start.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    render::write_png(&a.output, &r.image)
+        .map_err(|e| other(format!("{}: {e}", a.output.display())))?;
+    println!(
+        "{}: {}x{} {} rays in {:.3} s, {:.2} Mrays/s (primary rays; shading {:?}, mode {:?}, backend {})",
+        a.output.display(),
+        cam.width,
+        cam.height,
+        r.rays,
+        secs,
+        r.rays as f64 / secs / 1e6,
+        shade,
+        mode,
+        Backend::from(a.backend).resolve().name()
+    );
+    Ok(())
+}
+
+fn cmd_cast(a: CastArgs) -> Result<(), Fail> {
+    let l = load(&a.scene)?;
+    let fmt_in = input_format(&a.rays, a.opts.format)?;
+    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
+    let fmt_out = output_format(&out, a.opts.format)?;
+    let mut reader = RayReader::open(&a.rays, fmt_in, InputKind::Rays).map_err(bad_input)?;
+    let mut writer = HitWriter::create(&out, fmt_out).map_err(other)?;
+    let pb = progress(reader.total(), "casting");
+    let backend: Backend = a.opts.backend.into();
+    with_threads(a.opts.threads, || -> Result<(), Fail> {
+        let mut hits = HitSoa::default();
+        while let Some(rays) = reader.next_chunk(CHUNK).map_err(bad_input)? {
+            l.scene.intersect_batch_with(&rays, &mut hits, backend);
+            writer.write(&hits).map_err(other)?;
+            pb.inc(rays.len() as u64);
+        }
+        Ok(())
+    })??;
+    writer.finish().map_err(other)?;
+    pb.finish_and_clear();
+    Ok(())
+}
+
+fn cmd_los(a: LosArgs) -> Result<(), Fail> {
+    let l = load(&a.scene)?;
+    let fmt_in = input_format(&a.segments, a.opts.format)?;
+    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
+    let fmt_out = output_format(&out, a.opts.format)?;
+    let mut reader =
+        RayReader::open(&a.segments, fmt_in, InputKind::Segments).map_err(bad_input)?;
+    let mut writer = VisWriter::create(&out, fmt_out).map_err(other)?;
+    let pb = progress(reader.total(), "line of sight");
+    let backend: Backend = a.opts.backend.into();
+    with_threads(a.opts.threads, || -> Result<(), Fail> {
+        let mut blocked = Vec::new();
+        while let Some(mut segs) = reader.next_chunk(CHUNK).map_err(bad_input)? {
+            for i in 0..segs.len() {
+                let r = segs.ray(i);
+                segs.set(i, &Scene::los_ray(r.origin, r.origin + r.dir));
+            }
+            blocked.resize(segs.len(), false);
+            l.scene.occluded_batch_with(&segs, &mut blocked, backend);
+            let visible: Vec<bool> = blocked.iter().map(|b| !b).collect();
+            writer.write(&visible).map_err(other)?;
+            pb.inc(segs.len() as u64);
+        }
+        Ok(())
+    })??;
+    writer.finish().map_err(other)?;
+    pb.finish_and_clear();
+    Ok(())
+}
+
+fn cmd_bench(a: BenchArgs) -> Result<(), Fail> {
+    if a.rays == 0 {
+        return Err(Fail::BadInput("--rays must be at least 1".into()));
+    }
+    let l = load(&a.scene)?;
+    let report = bench::run(
+        &l.scene,
+        &l.name,
+        l.file.camera.as_ref(),
+        a.rays,
+        Duration::from_millis(300),
+    );
+    print!("{}", report.to_text());
+    if let Some(path) = a.json {
+        let text = serde_json::to_string_pretty(&report).map_err(other)?;
+        write_atomic(&path, text.as_bytes())
+            .map_err(|e| other(format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+}
+
+fn cmd_info(a: InfoArgs) -> Result<(), Fail> {
+    let l = load(&a.scene)?;
+    let s = l.scene.stats();
+    let b = l.scene.bounds();
+    println!("scene:       {}", l.name);
+    println!("geometries:  {}", s.geoms);
+    println!(
+        "triangles:   {} (degenerate skipped: {})",
+        s.triangles, s.degenerate
+    );
+    println!("spheres:     {}", s.spheres);
+    println!("boxes:       {}", s.boxes);
+    println!("planes:      {}", s.planes);
+    if b.min.x <= b.max.x {
+        println!(
+            "bounds:      min {:?} max {:?}",
+            b.min.to_array(),
+            b.max.to_array()
+        );
+    } else {
+        println!("bounds:      empty");
+    }
+    println!(
+        "bvh nodes:   {} binary, {} 8-wide; leaves {}; depth {}",
+        s.nodes2, s.nodes8, s.leaves, s.depth
+    );
+    println!("sah cost:    {:.2}", s.sah_cost);
+    println!("build time:  {:.1} ms", s.build_time.as_secs_f64() * 1e3);
+    println!(
+        "memory:      {} bytes (8-wide nodes, primitives, ids)",
+        s.bytes
+    );
+    if let Some(c) = l.file.camera {
+        println!(
+            "camera:      eye {:?} look_at {:?} fov {} {}x{}",
+            c.eye.to_array(),
+            c.look_at.to_array(),
+            c.fov_y_deg,
+            c.width,
+            c.height
+        );
+    }
+    Ok(())
 }

@@ -8,9 +8,10 @@
 //! of [`Triangle::is_degenerate`] with the same operations, so they agree exactly on which
 //! triangles are degenerate (slivers whose barycentrics f32 cannot resolve).
 
-use crate::lanes::Lanes;
+use crate::lanes::{Lanes, Mask};
 use crate::prim::{Triangle, TriangleLanes};
 use crate::ray::{Ray, RayPacket};
+use crate::vec3x::Vec3x;
 
 /// A ray–triangle hit: parameter and barycentrics.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,8 +58,6 @@ pub fn intersect_lanes<L: Lanes>(
     rays: &RayPacket<L>,
     tri: &TriangleLanes<L>,
 ) -> (L::Mask, L, L, L) {
-    let zero = L::splat(0.0);
-    let one = L::splat(1.0);
     let inf = L::splat(f32::INFINITY);
     let e1 = tri.v1 - tri.v0;
     let e2 = tri.v2 - tri.v0;
@@ -67,7 +66,34 @@ pub fn intersect_lanes<L: Lanes>(
     let bound =
         L::splat(Triangle::SLIVER * Triangle::SLIVER) * (e1.length_squared() * e2.length_squared());
     let solid = n2.gt(bound) & n2.lt(inf) & bound.lt(inf);
-    // Möller–Trumbore.
+    moller_trumbore(rays, tri, e1, e2, solid)
+}
+
+/// [`intersect_lanes`] for triangles already known to be non-degenerate (a scene's BVH
+/// leaves: degenerate triangles are kept out of them). On a degenerate triangle the result
+/// is unspecified (but never NaN and never a panic).
+#[inline(always)]
+pub fn intersect_lanes_solid<L: Lanes>(
+    rays: &RayPacket<L>,
+    tri: &TriangleLanes<L>,
+) -> (L::Mask, L, L, L) {
+    let e1 = tri.v1 - tri.v0;
+    let e2 = tri.v2 - tri.v0;
+    moller_trumbore(rays, tri, e1, e2, L::Mask::splat(true))
+}
+
+/// Möller–Trumbore on lanes, all tests combined into one mask (`solid`: non-degenerate).
+#[inline(always)]
+fn moller_trumbore<L: Lanes>(
+    rays: &RayPacket<L>,
+    tri: &TriangleLanes<L>,
+    e1: Vec3x<L>,
+    e2: Vec3x<L>,
+    solid: L::Mask,
+) -> (L::Mask, L, L, L) {
+    let zero = L::splat(0.0);
+    let one = L::splat(1.0);
+    let inf = L::splat(f32::INFINITY);
     let p = rays.dir.cross(e2);
     let det = e1.dot(p);
     let inv_det = one / det;

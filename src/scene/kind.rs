@@ -32,9 +32,11 @@ impl Traceable for Triangle {
     fn hit_scalar(&self, ray: &Ray) -> Option<(f32, f32, f32)> {
         ray_triangle::intersect_scalar(ray, self).map(|h| (h.t, h.u, h.v))
     }
+    /// Scenes keep degenerate triangles out of their BVHs, so the degeneracy test is
+    /// skipped here.
     #[inline(always)]
     fn hit_lanes<L: Lanes>(rays: &RayPacket<L>, p: &Self::Lanes<L>) -> (L::Mask, L, L, L) {
-        ray_triangle::intersect_lanes(rays, p)
+        ray_triangle::intersect_lanes_solid(rays, p)
     }
     fn normal_at(&self, _p: Vec3, _u: f32, _v: f32) -> Vec3 {
         self.normal()
@@ -118,7 +120,8 @@ impl<P: Traceable> Default for KindBvh<P> {
 }
 
 impl<P: Traceable> KindBvh<P> {
-    /// Builds the trees over `prims` (all valid) with ids `ids`.
+    /// Builds the trees over `prims` with ids `ids`. The primitives must be valid and, for
+    /// triangles, non-degenerate (as [`super::SceneBuilder`] ensures).
     pub fn build(prims: Vec<P>, ids: Vec<[u32; 2]>, opts: &BuildOptions) -> Self {
         let boxes: Vec<Aabb> = prims.iter().map(|p| p.bounds()).collect();
         let b2 = bvh::build(&boxes, opts);

@@ -33,6 +33,8 @@
 //! assert_eq!(scene.intersect(&Ray::new(Vec3::new(9.0, 1.0, 9.0), -Vec3::Y)).unwrap().geom, floor);
 //! ```
 
+pub mod file;
+pub mod generate;
 mod kind;
 pub mod mesh_io;
 mod query;

@@ -171,6 +171,17 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
                         cur = kids[bits.trailing_zeros() as usize];
                         continue;
                     }
+                    if ANY {
+                        // Any hit: order does not matter much; no sorting.
+                        let mut b = bits & (bits - 1);
+                        while b != 0 {
+                            let i = b.trailing_zeros() as usize;
+                            b &= b - 1;
+                            stack.push((kids[i], tn.lane(i)));
+                        }
+                        cur = kids[bits.trailing_zeros() as usize];
+                        continue;
+                    }
                     // Several children: push them far to near, continue with the nearest.
                     let mut order = [(0f32, 0u32); 8];
                     let mut k = 0;

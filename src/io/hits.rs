@@ -1,0 +1,345 @@
+//! Hit and visibility output: the streaming [`HitWriter`] and [`VisWriter`], and whole-file
+//! readers for checking such files.
+
+use super::npy;
+use super::sink::Output;
+use super::source::{CsvLines, RecordSource, check_stdio, parse_f32, quote_field, record_place};
+use super::{Format, IoError, STDIN_NAME, push_f32};
+use crate::hit::{Hit, HitSoa, NO_ID};
+use glam::Vec3;
+use std::fmt::Write as _;
+
+/// The structured dtype of a hit `.npy` file, as a Python literal.
+const HIT_DESCR: &str = "[('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), \
+                         ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]";
+/// The dtype of a visibility `.npy` file.
+const VIS_DESCR: &str = "'|b1'";
+/// Bytes per hit record in `.bin` and `.npy`.
+const HIT_RECORD: usize = 32;
+/// Header line of a hit csv file.
+const HIT_CSV_HEADER: &str = "t,geom,prim,u,v,nx,ny,nz";
+/// Header line of a visibility csv file.
+const VIS_CSV_HEADER: &str = "visible";
+/// The csv line of a miss.
+const MISS_CSV: &str = "inf,-1,-1,0,0,0,0,0";
+/// Flush the encode buffer to the output past this many bytes.
+const FLUSH_AT: usize = 1 << 16;
+
+/// Shared state of the two writers.
+struct Records {
+    out: Output,
+    format: Format,
+    descr: &'static str,
+    /// Header length reserved in an `.npy` file (fits any record count).
+    reserved: usize,
+    count: u64,
+}
+
+impl Records {
+    fn create(
+        path: &str,
+        format: Format,
+        csv_header: &str,
+        descr: &'static str,
+    ) -> Result<Self, IoError> {
+        let mut out = Output::create(path, format)?;
+        let mut reserved = 0;
+        match format {
+            Format::Csv => out.write_all(format!("{csv_header}\n").as_bytes())?,
+            Format::Bin => {}
+            Format::Npy => {
+                reserved = npy::reserved_len(descr, &[]);
+                out.write_all(&npy::header_bytes(descr, &[0], reserved))?;
+            }
+        }
+        Ok(Self {
+            out,
+            format,
+            descr,
+            reserved,
+            count: 0,
+        })
+    }
+
+    fn finish(self) -> Result<(), IoError> {
+        let head = (self.format == Format::Npy)
+            .then(|| npy::header_bytes(self.descr, &[self.count], self.reserved));
+        debug_assert!(head.as_ref().is_none_or(|h| h.len() == self.reserved));
+        self.out.finish(head.as_deref())
+    }
+}
+
+/// Writes closest hits, one record per ray, in csv, `.bin` or `.npy` (see the
+/// [module docs](super)). The file appears under its name only when [`HitWriter::finish`]
+/// succeeds.
+pub struct HitWriter {
+    rec: Records,
+    text: String,
+    bytes: Vec<u8>,
+}
+
+impl HitWriter {
+    /// Starts writing hits to `path` (`-`: stdout, csv only) in `format`.
+    pub fn create(path: &str, format: Format) -> Result<Self, IoError> {
+        Ok(Self {
+            rec: Records::create(path, format, HIT_CSV_HEADER, HIT_DESCR)?,
+            text: String::new(),
+            bytes: Vec::new(),
+        })
+    }
+
+    /// Appends the `hits.len()` records of `hits` (a record whose `geom` is `u32::MAX` is
+    /// written as a miss).
+    pub fn write(&mut self, hits: &HitSoa) -> Result<(), IoError> {
+        for i in 0..hits.len() {
+            let h = hits.get(i);
+            match self.rec.format {
+                Format::Csv => {
+                    if !h.is_hit() {
+                        self.text.push_str(MISS_CSV);
+                    } else {
+                        push_f32(&mut self.text, h.t);
+                        // Writing to a String cannot fail.
+                        let _ = write!(self.text, ",{},{}", h.geom, h.prim);
+                        for x in [h.u, h.v, h.normal.x, h.normal.y, h.normal.z] {
+                            self.text.push(',');
+                            push_f32(&mut self.text, x);
+                        }
+                    }
+                    self.text.push('\n');
+                    if self.text.len() >= FLUSH_AT {
+                        self.rec.out.write_all(self.text.as_bytes())?;
+                        self.text.clear();
+                    }
+                }
+                Format::Bin | Format::Npy => {
+                    let b = &mut self.bytes;
+                    b.extend_from_slice(&h.t.to_le_bytes());
+                    b.extend_from_slice(&h.geom.to_le_bytes());
+                    b.extend_from_slice(&h.prim.to_le_bytes());
+                    for x in [h.u, h.v, h.normal.x, h.normal.y, h.normal.z] {
+                        b.extend_from_slice(&x.to_le_bytes());
+                    }
+                    if b.len() >= FLUSH_AT {
+                        self.rec.out.write_all(b)?;
+                        b.clear();
+                    }
+                }
+            }
+        }
+        self.rec.out.write_all(self.text.as_bytes())?;
+        self.rec.out.write_all(&self.bytes)?;
+        self.text.clear();
+        self.bytes.clear();
+        self.rec.count += hits.len() as u64;
+        Ok(())
+    }
+
+    /// Records written so far.
+    pub fn count(&self) -> u64 {
+        self.rec.count
+    }
+
+    /// Completes the file (fills in the `.npy` shape), syncs it and renames it into place.
+    pub fn finish(self) -> Result<(), IoError> {
+        self.rec.finish()
+    }
+}
+
+/// Writes line-of-sight results, one record per segment: csv `1`/`0` lines under the header
+/// `visible`, one byte per segment in `.bin`, or an `.npy` bool array (see the
+/// [module docs](super)). The file appears under its name only when [`VisWriter::finish`]
+/// succeeds.
+pub struct VisWriter {
+    rec: Records,
+    buf: Vec<u8>,
+}
+
+impl VisWriter {
+    /// Starts writing visibility to `path` (`-`: stdout, csv only) in `format`.
+    pub fn create(path: &str, format: Format) -> Result<Self, IoError> {
+        Ok(Self {
+            rec: Records::create(path, format, VIS_CSV_HEADER, VIS_DESCR)?,
+            buf: Vec::new(),
+        })
+    }
+
+    /// Appends one record per entry of `visible`.
+    pub fn write(&mut self, visible: &[bool]) -> Result<(), IoError> {
+        for chunk in visible.chunks(FLUSH_AT / 2) {
+            self.buf.clear();
+            match self.rec.format {
+                Format::Csv => {
+                    for &v in chunk {
+                        self.buf.extend_from_slice(if v { b"1\n" } else { b"0\n" });
+                    }
+                }
+                Format::Bin | Format::Npy => self.buf.extend(chunk.iter().map(|&v| v as u8)),
+            }
+            self.rec.out.write_all(&self.buf)?;
+        }
+        self.rec.count += visible.len() as u64;
+        Ok(())
+    }
+
+    /// Records written so far.
+    pub fn count(&self) -> u64 {
+        self.rec.count
+    }
+
+    /// Completes the file (fills in the `.npy` shape), syncs it and renames it into place.
+    pub fn finish(self) -> Result<(), IoError> {
+        self.rec.finish()
+    }
+}
+
+/// Opens the records of a hit or visibility file in a binary format, checking an `.npy`
+/// header against `descr` and a 1-d shape.
+fn open_records(
+    path: &str,
+    format: Format,
+    descr: &str,
+    rec: usize,
+) -> Result<RecordSource, IoError> {
+    if format == Format::Bin {
+        return RecordSource::open_bin(path, rec);
+    }
+    let want = npy::parse_literal(descr).expect("the descr constants parse");
+    let (src, _) = RecordSource::open_npy(path, |h| {
+        if h.descr != want {
+            return Err(format!("dtype must be {want}, got {}", h.descr));
+        }
+        if h.shape.len() != 1 {
+            return Err(format!("shape must be (N,), got {}", h.shape_text()));
+        }
+        Ok(rec)
+    })?;
+    Ok(src)
+}
+
+/// Parses a hit id written in csv: `-1` for a miss, else a u32.
+fn parse_id(s: &str) -> Option<u32> {
+    if s == "-1" {
+        Some(NO_ID)
+    } else {
+        s.parse().ok()
+    }
+}
+
+/// Reads a whole hit file (as written by [`HitWriter`]) into memory, checking it as strictly
+/// as [`RayReader`](super::RayReader) checks its inputs. Meant for tests and tools that
+/// compare results; memory grows with the file.
+pub fn read_hits(path: &str, format: Format) -> Result<HitSoa, IoError> {
+    check_stdio(path, format, STDIN_NAME)?;
+    let mut hits: Vec<Hit> = Vec::new();
+    match format {
+        Format::Csv => {
+            let names = HIT_CSV_HEADER.split(',').collect::<Vec<_>>();
+            let mut lines = CsvLines::open(path)?;
+            while let Some(line) = lines.next_line()? {
+                let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+                if fields.len() != 8 {
+                    let msg = format!("expected 8 fields ({HIT_CSV_HEADER}), got {}", fields.len());
+                    return Err(lines.err(msg));
+                }
+                let mut f = [0f32; 8];
+                let mut ids = [0u32; 2];
+                let mut bad = None;
+                for (i, s) in fields.iter().enumerate() {
+                    let ok = if i == 1 || i == 2 {
+                        parse_id(s).map(|v| ids[i - 1] = v).is_some()
+                    } else {
+                        parse_f32(s).map(|v| f[i] = v).is_some()
+                    };
+                    if !ok {
+                        let what = if i == 1 || i == 2 {
+                            "an id (u32 or -1)"
+                        } else {
+                            "a number"
+                        };
+                        bad = Some(format!(
+                            "column {} ({}): expected {what}, got {}",
+                            i + 1,
+                            names[i],
+                            quote_field(s)
+                        ));
+                        break;
+                    }
+                }
+                if let Some(msg) = bad {
+                    return Err(lines.err(msg));
+                }
+                hits.push(Hit {
+                    t: f[0],
+                    geom: ids[0],
+                    prim: ids[1],
+                    u: f[3],
+                    v: f[4],
+                    normal: Vec3::new(f[5], f[6], f[7]),
+                });
+            }
+        }
+        Format::Bin | Format::Npy => {
+            let mut src = open_records(path, format, HIT_DESCR, HIT_RECORD)?;
+            while let Some(bytes) = src.next_records(4096)? {
+                for r in bytes.chunks_exact(HIT_RECORD) {
+                    let w = |i: usize| [r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]];
+                    let f = |i: usize| f32::from_le_bytes(w(i));
+                    hits.push(Hit {
+                        t: f(0),
+                        geom: u32::from_le_bytes(w(1)),
+                        prim: u32::from_le_bytes(w(2)),
+                        u: f(3),
+                        v: f(4),
+                        normal: Vec3::new(f(5), f(6), f(7)),
+                    });
+                }
+            }
+        }
+    }
+    let mut soa = HitSoa::with_len(hits.len());
+    for (i, h) in hits.iter().enumerate() {
+        soa.set(i, h);
+    }
+    Ok(soa)
+}
+
+/// Reads a whole visibility file (as written by [`VisWriter`]) into memory; every record
+/// must be `1` or `0` (bytes 1/0 in `.bin` and `.npy`). Meant for tests and tools.
+pub fn read_visibility(path: &str, format: Format) -> Result<Vec<bool>, IoError> {
+    check_stdio(path, format, STDIN_NAME)?;
+    let mut out = Vec::new();
+    match format {
+        Format::Csv => {
+            let mut lines = CsvLines::open(path)?;
+            while let Some(line) = lines.next_line()? {
+                match line {
+                    "1" => out.push(true),
+                    "0" => out.push(false),
+                    other => {
+                        let msg = format!("expected 1 or 0, got {}", quote_field(other));
+                        return Err(lines.err(msg));
+                    }
+                }
+            }
+        }
+        Format::Bin | Format::Npy => {
+            let mut src = open_records(path, format, VIS_DESCR, 1)?;
+            loop {
+                let start = src.position();
+                let data_offset = src.data_offset();
+                let Some(bytes) = src.next_records(1 << 16)? else {
+                    break;
+                };
+                if let Some(i) = bytes.iter().position(|&b| b > 1) {
+                    let at = start + i as u64;
+                    let msg = format!("byte value {} is not 1 or 0", bytes[i]);
+                    let place = record_place(at, data_offset + at);
+                    return Err(IoError::at(src.name(), place, msg));
+                }
+                out.extend(bytes.iter().map(|&b| b == 1));
+            }
+        }
+    }
+    Ok(out)
+}
