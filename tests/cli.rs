@@ -432,11 +432,7 @@ fn bad_ray_files_exit_2_and_leave_no_output() {
             npy("<f4", "(1, 7)", &[0u8; 28]),
             vec!["shape.npy", "header"],
         ),
-        (
-            "order.npy",
-            npy("<f4", "(1, 8)", &[0u8; 32]),
-            vec![],
-        ),
+        ("order.npy", npy("<f4", "(1, 8)", &[0u8; 32]), vec![]),
     ];
     for (name, bytes, needles) in cases {
         let bytes = if name == "order.npy" {

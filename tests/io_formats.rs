@@ -779,9 +779,13 @@ fn read_through_pipe(
         }
         Ok(v)
     })();
-    // Drain whatever the reader left so the writer thread can finish.
-    drop(std::fs::File::open(&p).map(|mut f| std::io::copy(&mut f, &mut std::io::sink())));
+    // The data is smaller than a pipe buffer, so the writer never blocks on a reader that
+    // stopped early (its write just fails); and should the reader have failed before
+    // opening the pipe, opening it read-write here (never blocks on Linux) lets the
+    // writer's open complete.
+    let unblock = std::fs::OpenOptions::new().read(true).write(true).open(&p);
     writer.join().unwrap();
+    drop(unblock);
     Some(out)
 }
 

@@ -25,7 +25,7 @@ enum Kind {
     File(TempFile),
 }
 
-/// A temporary file that becomes `dest` on [`TempFile::commit`] and disappears otherwise.
+/// A temporary file that becomes `dest` in [`Output::finish`] and is deleted if dropped first.
 struct TempFile {
     dest: PathBuf,
     temp: PathBuf,
