@@ -30,8 +30,8 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use glam::Vec3;
 use lanecast::kernel::{
-    aabb_triangle, moving_aabb_aabb, moving_sphere_aabb, moving_sphere_sphere, overlap, ray_aabb,
-    ray_plane, ray_sphere, ray_triangle, segment_capsule, segment_sphere,
+    aabb_triangle, moving_aabb_aabb, moving_sphere_aabb, moving_sphere_sphere, overlap, ray_aabb, ray_plane,
+    ray_sphere, ray_triangle, segment_capsule, segment_sphere,
 };
 use lanecast::prim::{Aabb, Capsule, Plane, Primitive, Soa, Sphere, Triangle};
 use lanecast::ray::RayColumn;
@@ -113,11 +113,7 @@ fn ray_towards(rng: &mut Rng, target: Vec3, jitter: f32) -> Ray {
     let aim = target + rng.vec3(-jitter, jitter);
     let k = rng.range(0.25, 4.0);
     let away = if rng.f32() < 0.15 { -1.0 } else { 1.0 };
-    let t_max = if rng.f32() < 0.5 {
-        f32::INFINITY
-    } else {
-        rng.range(0.6, 2.0) / k
-    };
+    let t_max = if rng.f32() < 0.5 { f32::INFINITY } else { rng.range(0.6, 2.0) / k };
     Ray::with_interval(origin, (aim - origin) * (k * away), 0.0, t_max)
 }
 
@@ -200,10 +196,7 @@ impl Kernel for RaySphereTest {
     }
     #[inline(always)]
     fn lanes<L: Lanes>((r, s): &Self::Pool, i: usize) -> LanesOut<L> {
-        (
-            ray_sphere::test_lanes(&r.soa.packet::<L>(i), &s.soa.lanes::<L>(i)),
-            None,
-        )
+        (ray_sphere::test_lanes(&r.soa.packet::<L>(i), &s.soa.lanes::<L>(i)), None)
     }
     const AUTOVEC: Autovec<Self::Pool> = Some(autovec_ray_sphere_test);
 }
@@ -247,9 +240,7 @@ impl Kernel for SegmentSphereCrossings {
     #[inline(always)]
     fn scalar((r, s): &Self::Pool, i: usize) -> Scalar {
         let x = segment_sphere::crossings_scalar(&r.v[i], &s.v[i]);
-        let part = |c: Option<segment_sphere::Crossing>| {
-            c.map_or(INF, |c| c.t + c.normal.x + c.normal.y + c.normal.z)
-        };
+        let part = |c: Option<segment_sphere::Crossing>| c.map_or(INF, |c| c.t + c.normal.x + c.normal.y + c.normal.z);
         (x.count() > 0, Some(part(x.enter) + part(x.exit)))
     }
     #[inline(always)]
@@ -295,8 +286,7 @@ impl Kernel for RayTriangle {
     }
     #[inline(always)]
     fn lanes<L: Lanes>((r, t): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t, u, v) =
-            ray_triangle::intersect_lanes(&r.soa.packet::<L>(i), &t.soa.lanes::<L>(i));
+        let (hit, t, u, v) = ray_triangle::intersect_lanes(&r.soa.packet::<L>(i), &t.soa.lanes::<L>(i));
         (hit, Some(t + u + v))
     }
     const AUTOVEC: Autovec<Self::Pool> = Some(autovec_ray_triangle);
@@ -312,16 +302,9 @@ impl Kernel for RayPlane {
             let p0 = rng.vec3(-50.0, 50.0);
             let n = rng.unit_vec3() * rng.range(0.5, 2.0);
             let origin = p0 + rng.vec3(-20.0, 20.0);
-            let t_max = if rng.f32() < 0.5 {
-                INF
-            } else {
-                rng.range(5.0, 30.0)
-            };
+            let t_max = if rng.f32() < 0.5 { INF } else { rng.range(5.0, 30.0) };
             let dir = rng.unit_vec3() * rng.range(0.5, 2.0);
-            (
-                Ray::with_interval(origin, dir, 0.0, t_max),
-                Plane::new(n, n.dot(p0)),
-            )
+            (Ray::with_interval(origin, dir, 0.0, t_max), Plane::new(n, n.dot(p0)))
         });
         let (rays, planes) = pairs.into_iter().unzip();
         (Rays::new(rays), Prims::new(planes))
@@ -384,10 +367,7 @@ impl Kernel for SphereAabb {
     }
     #[inline(always)]
     fn lanes<L: Lanes>((s, b): &Self::Pool, i: usize) -> LanesOut<L> {
-        (
-            overlap::sphere_aabb_lanes(&s.soa.lanes::<L>(i), &b.soa.lanes::<L>(i)),
-            None,
-        )
+        (overlap::sphere_aabb_lanes(&s.soa.lanes::<L>(i), &b.soa.lanes::<L>(i)), None)
     }
 }
 
@@ -411,10 +391,7 @@ impl Kernel for AabbAabb {
     }
     #[inline(always)]
     fn lanes<L: Lanes>((a, b): &Self::Pool, i: usize) -> LanesOut<L> {
-        (
-            overlap::aabb_aabb_lanes(&a.soa.lanes::<L>(i), &b.soa.lanes::<L>(i)),
-            None,
-        )
+        (overlap::aabb_aabb_lanes(&a.soa.lanes::<L>(i), &b.soa.lanes::<L>(i)), None)
     }
 }
 
@@ -440,9 +417,7 @@ impl Kernel for MovingSphereSphere {
     }
     #[inline(always)]
     fn scalar((a, va, b, vb): &Self::Pool, i: usize) -> Scalar {
-        t_of(moving_sphere_sphere::time_of_impact_scalar(
-            &a.v[i], va.v[i], &b.v[i], vb.v[i],
-        ))
+        t_of(moving_sphere_sphere::time_of_impact_scalar(&a.v[i], va.v[i], &b.v[i], vb.v[i]))
     }
     #[inline(always)]
     fn lanes<L: Lanes>((a, va, b, vb): &Self::Pool, i: usize) -> LanesOut<L> {
@@ -464,11 +439,7 @@ impl Kernel for SegmentCapsule {
     fn pool(rng: &mut Rng) -> Self::Pool {
         let pairs = gen_pool(rng, |rng| {
             let c = rng.vec3(-50.0, 50.0);
-            let cap = Capsule::new(
-                c + rng.vec3(-2.0, 2.0),
-                c + rng.vec3(-2.0, 2.0),
-                rng.range(0.3, 1.0),
-            );
+            let cap = Capsule::new(c + rng.vec3(-2.0, 2.0), c + rng.vec3(-2.0, 2.0), rng.range(0.3, 1.0));
             let (p, v) = approach(rng, (cap.a + cap.b) * 0.5, 1.0);
             (p, p + v, cap)
         });
@@ -484,8 +455,7 @@ impl Kernel for SegmentCapsule {
     }
     #[inline(always)]
     fn lanes<L: Lanes>((p, q, c): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t) =
-            segment_capsule::intersect_lanes(p.lanes(i), q.lanes(i), &c.soa.lanes::<L>(i));
+        let (hit, t) = segment_capsule::intersect_lanes(p.lanes(i), q.lanes(i), &c.soa.lanes::<L>(i));
         (hit, Some(t))
     }
 }
@@ -499,11 +469,7 @@ impl Kernel for MovingSphereAabb {
             let c = rng.vec3(-50.0, 50.0);
             let e = rng.vec3(0.5, 2.0);
             let (p, v) = approach(rng, c, 3.0);
-            (
-                Sphere::new(p, rng.range(0.2, 1.0)),
-                v,
-                Aabb::new(c - e, c + e),
-            )
+            (Sphere::new(p, rng.range(0.2, 1.0)), v, Aabb::new(c - e, c + e))
         });
         (
             Prims::new(pairs.iter().map(|p| p.0).collect()),
@@ -513,17 +479,11 @@ impl Kernel for MovingSphereAabb {
     }
     #[inline(always)]
     fn scalar((s, v, b): &Self::Pool, i: usize) -> Scalar {
-        t_of(moving_sphere_aabb::time_of_impact_scalar(
-            &s.v[i], v.v[i], &b.v[i],
-        ))
+        t_of(moving_sphere_aabb::time_of_impact_scalar(&s.v[i], v.v[i], &b.v[i]))
     }
     #[inline(always)]
     fn lanes<L: Lanes>((s, v, b): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t) = moving_sphere_aabb::time_of_impact_lanes(
-            &s.soa.lanes::<L>(i),
-            v.lanes(i),
-            &b.soa.lanes::<L>(i),
-        );
+        let (hit, t) = moving_sphere_aabb::time_of_impact_lanes(&s.soa.lanes::<L>(i), v.lanes(i), &b.soa.lanes::<L>(i));
         (hit, Some(t))
     }
 }
@@ -539,12 +499,7 @@ impl Kernel for MovingAabbAabb {
             let (ca, rel) = approach(rng, cb, 3.0);
             let vb = rng.vec3(-1.0, 1.0);
             let (ea, eb) = (rng.vec3(0.3, 1.5), rng.vec3(0.3, 1.5));
-            (
-                Aabb::new(ca - ea, ca + ea),
-                vb + rel,
-                Aabb::new(cb - eb, cb + eb),
-                vb,
-            )
+            (Aabb::new(ca - ea, ca + ea), vb + rel, Aabb::new(cb - eb, cb + eb), vb)
         });
         (
             Prims::new(pairs.iter().map(|p| p.0).collect()),
@@ -600,10 +555,7 @@ fn autovec_ray_sphere_test((rays, spheres): &(Rays, Prims<Sphere>), _out: &mut [
     let [cx, cy, cz, rad] = spheres.cols(n);
     let mut hits = 0;
     for i in 0..n {
-        let (o, d) = (
-            Vec3::new(ox[i], oy[i], oz[i]),
-            Vec3::new(dx[i], dy[i], dz[i]),
-        );
+        let (o, d) = (Vec3::new(ox[i], oy[i], oz[i]), Vec3::new(dx[i], dy[i], dz[i]));
         let m = o + d * t0[i] - Vec3::new(cx[i], cy[i], cz[i]);
         let c = m.dot(m) - rad[i] * rad[i];
         let b = m.dot(d);
@@ -629,10 +581,7 @@ fn autovec_ray_sphere_intersect((rays, spheres): &(Rays, Prims<Sphere>), out: &m
     let out = &mut out[..n];
     let mut hits = 0;
     for i in 0..n {
-        let (o, d) = (
-            Vec3::new(ox[i], oy[i], oz[i]),
-            Vec3::new(dx[i], dy[i], dz[i]),
-        );
+        let (o, d) = (Vec3::new(ox[i], oy[i], oz[i]), Vec3::new(dx[i], dy[i], dz[i]));
         let m = o + d * t0[i] - Vec3::new(cx[i], cy[i], cz[i]);
         let r2 = rad[i] * rad[i];
         let c = m.dot(m) - r2;
@@ -659,14 +608,8 @@ fn autovec_ray_aabb((rays, boxes): &(Rays, Prims<Aabb>), out: &mut [f32]) -> u32
     let out = &mut out[..n];
     let mut hits = 0;
     for i in 0..n {
-        let (o, d) = (
-            Vec3::new(ox[i], oy[i], oz[i]),
-            Vec3::new(dx[i], dy[i], dz[i]),
-        );
-        let (lo, hi) = (
-            Vec3::new(x0[i], y0[i], z0[i]),
-            Vec3::new(x1[i], y1[i], z1[i]),
-        );
+        let (o, d) = (Vec3::new(ox[i], oy[i], oz[i]), Vec3::new(dx[i], dy[i], dz[i]));
+        let (lo, hi) = (Vec3::new(x0[i], y0[i], z0[i]), Vec3::new(x1[i], y1[i], z1[i]));
         let inv = d.recip();
         let (mut t_enter, mut t_exit) = (t0[i], t1[i]);
         for k in 0..3 {
@@ -693,16 +636,12 @@ fn autovec_ray_triangle((rays, tris): &(Rays, Prims<Triangle>), out: &mut [f32])
     let out = &mut out[..n];
     let mut hits = 0;
     for i in 0..n {
-        let (o, d) = (
-            Vec3::new(ox[i], oy[i], oz[i]),
-            Vec3::new(dx[i], dy[i], dz[i]),
-        );
+        let (o, d) = (Vec3::new(ox[i], oy[i], oz[i]), Vec3::new(dx[i], dy[i], dz[i]));
         let v0 = Vec3::new(ax[i], ay[i], az[i]);
         let e1 = Vec3::new(bx[i], by[i], bz[i]) - v0;
         let e2 = Vec3::new(cx[i], cy[i], cz[i]) - v0;
         let n2 = e1.cross(e2).length_squared();
-        let bound =
-            (Triangle::SLIVER * Triangle::SLIVER) * (e1.length_squared() * e2.length_squared());
+        let bound = (Triangle::SLIVER * Triangle::SLIVER) * (e1.length_squared() * e2.length_squared());
         let solid = (n2 > bound) & (n2 < INF) & (bound < INF);
         let p = d.cross(e2);
         let det = e1.dot(p);
@@ -766,27 +705,16 @@ fn bench<K: Kernel>(c: &mut Criterion, seed: u64) {
         pct(run_scalar::<K>(&pool, &mut out)),
         pct(run_lanes::<K, F32x4>(&pool, &mut out)),
         pct(run_lanes::<K, F32x8>(&pool, &mut out)),
-        K::AUTOVEC.map_or(String::new(), |f| format!(
-            ", autovec {}",
-            pct(f(&pool, &mut out))
-        )),
+        K::AUTOVEC.map_or(String::new(), |f| format!(", autovec {}", pct(f(&pool, &mut out)))),
     );
 
     let mut g = c.benchmark_group(K::NAME);
     g.throughput(Throughput::Elements(PAIRS as u64));
-    g.bench_function("scalar", |b| {
-        b.iter(|| run_scalar::<K>(black_box(&pool), black_box(&mut out)))
-    });
-    g.bench_function("x4", |b| {
-        b.iter(|| run_lanes::<K, F32x4>(black_box(&pool), black_box(&mut out)))
-    });
-    g.bench_function("x8", |b| {
-        b.iter(|| run_lanes::<K, F32x8>(black_box(&pool), black_box(&mut out)))
-    });
+    g.bench_function("scalar", |b| b.iter(|| run_scalar::<K>(black_box(&pool), black_box(&mut out))));
+    g.bench_function("x4", |b| b.iter(|| run_lanes::<K, F32x4>(black_box(&pool), black_box(&mut out))));
+    g.bench_function("x8", |b| b.iter(|| run_lanes::<K, F32x8>(black_box(&pool), black_box(&mut out))));
     if let Some(f) = K::AUTOVEC {
-        g.bench_function("autovec", |b| {
-            b.iter(|| f(black_box(&pool), black_box(&mut out)))
-        });
+        g.bench_function("autovec", |b| b.iter(|| f(black_box(&pool), black_box(&mut out))));
     }
     g.finish();
 }

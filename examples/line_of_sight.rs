@@ -18,10 +18,7 @@ fn main() {
             let x0 = i as f32 * (block + street);
             let z0 = j as f32 * (block + street);
             let height = rng.range(6.0, 60.0);
-            buildings.push(Aabb::new(
-                Vec3::new(x0, 0.0, z0),
-                Vec3::new(x0 + block, height, z0 + block),
-            ));
+            buildings.push(Aabb::new(Vec3::new(x0, 0.0, z0), Vec3::new(x0 + block, height, z0 + block)));
         }
     }
     let mut b = SceneBuilder::new();
@@ -34,11 +31,7 @@ fn main() {
         .map(|_| {
             let along = rng.range(0.0, size);
             let lane = (rng.below(12) as f32) * (block + street) - street * 0.5;
-            if rng.f32() < 0.5 {
-                Vec3::new(along, 1.7, lane)
-            } else {
-                Vec3::new(lane, 1.7, along)
-            }
+            if rng.f32() < 0.5 { Vec3::new(along, 1.7, lane) } else { Vec3::new(lane, 1.7, along) }
         })
         .collect();
     let (mut from, mut to) = (Vec::new(), Vec::new());
@@ -52,16 +45,8 @@ fn main() {
     let visible = scene.line_of_sight(&from, &to);
     let secs = start.elapsed().as_secs_f64();
     let seen = visible.iter().filter(|v| **v).count();
-    println!(
-        "{} buildings, {} agents, {} pairs",
-        buildings.len(),
-        agents.len(),
-        from.len()
-    );
-    println!(
-        "{seen} pairs see each other ({:.1} %)",
-        100.0 * seen as f64 / from.len() as f64
-    );
+    println!("{} buildings, {} agents, {} pairs", buildings.len(), agents.len(), from.len());
+    println!("{seen} pairs see each other ({:.1} %)", 100.0 * seen as f64 / from.len() as f64);
     println!(
         "{:.3} s on {} threads: {:.2} M segments/s",
         secs,

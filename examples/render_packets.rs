@@ -13,15 +13,9 @@ use std::time::Instant;
 fn main() {
     let mut b = SceneBuilder::new();
     b.add_plane(Plane::new(Vec3::Y, 0.0)).unwrap();
-    b.add_sphere(Sphere::new(Vec3::new(0.0, 1.0, 0.0), 1.0))
-        .unwrap();
-    b.add_sphere(Sphere::new(Vec3::new(-2.2, 0.6, 0.8), 0.6))
-        .unwrap();
-    b.add_box(Aabb::new(
-        Vec3::new(1.4, 0.0, -0.6),
-        Vec3::new(2.6, 1.2, 0.6),
-    ))
-    .unwrap();
+    b.add_sphere(Sphere::new(Vec3::new(0.0, 1.0, 0.0), 1.0)).unwrap();
+    b.add_sphere(Sphere::new(Vec3::new(-2.2, 0.6, 0.8), 0.6)).unwrap();
+    b.add_box(Aabb::new(Vec3::new(1.4, 0.0, -0.6), Vec3::new(2.6, 1.2, 0.6))).unwrap();
     let scene = b.build();
     let (w, h) = (72u32, 28u32);
     let cam = Camera::new(Vec3::new(0.0, 1.6, 5.5), Vec3::new(0.0, 0.7, 0.0), 40.0).with_size(w, h);
@@ -38,12 +32,7 @@ fn main() {
                 *r = cam.ray(tx + k as u32 % 4, ty + k as u32 / 4);
             }
             let mut out = HitPacket::<F32x8>::default();
-            scene.intersect_packet(
-                &RayPacket::from_rays(&rays),
-                &mut out,
-                Mask::splat(true),
-                &mut scratch,
-            );
+            scene.intersect_packet(&RayPacket::from_rays(&rays), &mut out, Mask::splat(true), &mut scratch);
             packets += 1;
             for (k, ray) in rays.iter().enumerate() {
                 let hit = out.lane(k);
@@ -52,10 +41,7 @@ fn main() {
                 let (x, y) = (tx + k as u32 % 4, ty + k as u32 / 4);
                 if hit.is_hit() {
                     hits += 1;
-                    let light = hit
-                        .normal
-                        .dot(Vec3::new(0.4, 0.8, 0.45).normalize())
-                        .max(0.0);
+                    let light = hit.normal.dot(Vec3::new(0.4, 0.8, 0.45).normalize()).max(0.0);
                     shade[(y * w + x) as usize] = b" .:-=+*#%@"[(light * 9.0) as usize];
                 }
             }

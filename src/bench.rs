@@ -47,10 +47,7 @@ impl Report {
     /// The table as text, first line `lanes: <isa>`.
     pub fn to_text(&self) -> String {
         let mut s = format!("lanes: {}\nscene: {}\n", self.lanes, self.scene);
-        s += &format!(
-            "{:<20} {:<8} {:>7} {:>12} {:>10}\n",
-            "query", "backend", "threads", "Mrays/s", "vs scalar"
-        );
+        s += &format!("{:<20} {:<8} {:>7} {:>12} {:>10}\n", "query", "backend", "threads", "Mrays/s", "vs scalar");
         for r in &self.rows {
             s += &format!(
                 "{:<20} {:<8} {:>7} {:>12.2} {:>9.2}x\n",
@@ -74,11 +71,7 @@ fn rate(per_call: usize, min: Duration, mut f: impl FnMut()) -> f64 {
 }
 
 fn push_rows(rows: &mut Vec<Row>, query: &str, threads: usize, results: &[(&str, f64)]) {
-    let scalar = results
-        .iter()
-        .find(|r| r.0 == "scalar")
-        .map(|r| r.1)
-        .unwrap_or(f64::NAN);
+    let scalar = results.iter().find(|r| r.0 == "scalar").map(|r| r.1).unwrap_or(f64::NAN);
     for (b, r) in results {
         rows.push(Row {
             query: query.into(),
@@ -98,13 +91,8 @@ fn kernel_rows(rows: &mut Vec<Row>, min: Duration) {
         let o = c + rng.unit_vec3() * rng.range(4.0, 16.0);
         Ray::new(o, c + rng.vec3(-j, j) - o)
     };
-    let spheres: Vec<Sphere> = (0..POOL)
-        .map(|_| Sphere::new(rng.vec3(-50.0, 50.0), rng.range(0.5, 2.0)))
-        .collect();
-    let s_rays: Vec<Ray> = spheres
-        .iter()
-        .map(|s| aim(&mut rng, s.center, 1.1 * s.radius))
-        .collect();
+    let spheres: Vec<Sphere> = (0..POOL).map(|_| Sphere::new(rng.vec3(-50.0, 50.0), rng.range(0.5, 2.0))).collect();
+    let s_rays: Vec<Ray> = spheres.iter().map(|s| aim(&mut rng, s.center, 1.1 * s.radius)).collect();
     let boxes: Vec<Aabb> = (0..POOL)
         .map(|_| {
             let c = rng.vec3(-50.0, 50.0);
@@ -112,24 +100,14 @@ fn kernel_rows(rows: &mut Vec<Row>, min: Duration) {
             Aabb::new(c - e, c + e)
         })
         .collect();
-    let b_rays: Vec<Ray> = boxes
-        .iter()
-        .map(|b| aim(&mut rng, b.center(), 2.0))
-        .collect();
+    let b_rays: Vec<Ray> = boxes.iter().map(|b| aim(&mut rng, b.center(), 2.0)).collect();
     let tris: Vec<Triangle> = (0..POOL)
         .map(|_| {
             let c = rng.vec3(-50.0, 50.0);
-            Triangle::new(
-                c + rng.vec3(-2.0, 2.0),
-                c + rng.vec3(-2.0, 2.0),
-                c + rng.vec3(-2.0, 2.0),
-            )
+            Triangle::new(c + rng.vec3(-2.0, 2.0), c + rng.vec3(-2.0, 2.0), c + rng.vec3(-2.0, 2.0))
         })
         .collect();
-    let t_rays: Vec<Ray> = tris
-        .iter()
-        .map(|t| aim(&mut rng, (t.v[0] + t.v[1] + t.v[2]) / 3.0, 0.6))
-        .collect();
+    let t_rays: Vec<Ray> = tris.iter().map(|t| aim(&mut rng, (t.v[0] + t.v[1] + t.v[2]) / 3.0, 0.6)).collect();
     let sat_boxes: Vec<Aabb> = tris
         .iter()
         .map(|t| {
@@ -138,51 +116,32 @@ fn kernel_rows(rows: &mut Vec<Row>, min: Duration) {
         })
         .collect();
 
-    let (ss, bs, ts, sbs) = (
-        Soa::from_slice(&spheres),
-        Soa::from_slice(&boxes),
-        Soa::from_slice(&tris),
-        Soa::from_slice(&sat_boxes),
-    );
-    let (sr, br, tr) = (
-        RaySoa::from_rays(&s_rays),
-        RaySoa::from_rays(&b_rays),
-        RaySoa::from_rays(&t_rays),
-    );
+    let (ss, bs, ts, sbs) =
+        (Soa::from_slice(&spheres), Soa::from_slice(&boxes), Soa::from_slice(&tris), Soa::from_slice(&sat_boxes));
+    let (sr, br, tr) = (RaySoa::from_rays(&s_rays), RaySoa::from_rays(&b_rays), RaySoa::from_rays(&t_rays));
 
     fn lanes_loop<L: Lanes>(f: impl Fn(usize) -> L::Mask) -> u32 {
-        (0..POOL)
-            .step_by(L::N)
-            .map(|i| f(i).bitmask().count_ones())
-            .sum()
+        (0..POOL).step_by(L::N).map(|i| f(i).bitmask().count_ones()).sum()
     }
     let sphere = [
         (
             "scalar",
             rate(POOL, min, || {
                 black_box(
-                    s_rays
-                        .iter()
-                        .zip(&spheres)
-                        .filter(|(r, s)| ray_sphere::intersect_scalar(r, s).is_some())
-                        .count(),
+                    s_rays.iter().zip(&spheres).filter(|(r, s)| ray_sphere::intersect_scalar(r, s).is_some()).count(),
                 );
             }),
         ),
         (
             "x4",
             rate(POOL, min, || {
-                black_box(lanes_loop::<F32x4>(|i| {
-                    ray_sphere::intersect_lanes(&sr.packet::<F32x4>(i), &ss.lanes(i)).0
-                }));
+                black_box(lanes_loop::<F32x4>(|i| ray_sphere::intersect_lanes(&sr.packet::<F32x4>(i), &ss.lanes(i)).0));
             }),
         ),
         (
             "x8",
             rate(POOL, min, || {
-                black_box(lanes_loop::<F32x8>(|i| {
-                    ray_sphere::intersect_lanes(&sr.packet::<F32x8>(i), &ss.lanes(i)).0
-                }));
+                black_box(lanes_loop::<F32x8>(|i| ray_sphere::intersect_lanes(&sr.packet::<F32x8>(i), &ss.lanes(i)).0));
             }),
         ),
     ];
@@ -192,28 +151,20 @@ fn kernel_rows(rows: &mut Vec<Row>, min: Duration) {
             "scalar",
             rate(POOL, min, || {
                 black_box(
-                    b_rays
-                        .iter()
-                        .zip(&boxes)
-                        .filter(|(r, b)| ray_aabb::intersect_scalar(r, b).is_some())
-                        .count(),
+                    b_rays.iter().zip(&boxes).filter(|(r, b)| ray_aabb::intersect_scalar(r, b).is_some()).count(),
                 );
             }),
         ),
         (
             "x4",
             rate(POOL, min, || {
-                black_box(lanes_loop::<F32x4>(|i| {
-                    ray_aabb::intersect_lanes(&br.packet::<F32x4>(i), &bs.lanes(i)).0
-                }));
+                black_box(lanes_loop::<F32x4>(|i| ray_aabb::intersect_lanes(&br.packet::<F32x4>(i), &bs.lanes(i)).0));
             }),
         ),
         (
             "x8",
             rate(POOL, min, || {
-                black_box(lanes_loop::<F32x8>(|i| {
-                    ray_aabb::intersect_lanes(&br.packet::<F32x8>(i), &bs.lanes(i)).0
-                }));
+                black_box(lanes_loop::<F32x8>(|i| ray_aabb::intersect_lanes(&br.packet::<F32x8>(i), &bs.lanes(i)).0));
             }),
         ),
     ];
@@ -223,11 +174,7 @@ fn kernel_rows(rows: &mut Vec<Row>, min: Duration) {
             "scalar",
             rate(POOL, min, || {
                 black_box(
-                    t_rays
-                        .iter()
-                        .zip(&tris)
-                        .filter(|(r, t)| ray_triangle::intersect_scalar(r, t).is_some())
-                        .count(),
+                    t_rays.iter().zip(&tris).filter(|(r, t)| ray_triangle::intersect_scalar(r, t).is_some()).count(),
                 );
             }),
         ),
@@ -253,21 +200,14 @@ fn kernel_rows(rows: &mut Vec<Row>, min: Duration) {
         (
             "scalar",
             rate(POOL, min, || {
-                black_box(
-                    sat_boxes
-                        .iter()
-                        .zip(&tris)
-                        .filter(|(b, t)| aabb_triangle::overlap_scalar(b, t))
-                        .count(),
-                );
+                black_box(sat_boxes.iter().zip(&tris).filter(|(b, t)| aabb_triangle::overlap_scalar(b, t)).count());
             }),
         ),
         (
             "x4",
             rate(POOL, min, || {
                 black_box(lanes_loop::<F32x4>(|i| {
-                    let (b, t): (AabbLanes<F32x4>, TriangleLanes<F32x4>) =
-                        (sbs.lanes(i), ts.lanes(i));
+                    let (b, t): (AabbLanes<F32x4>, TriangleLanes<F32x4>) = (sbs.lanes(i), ts.lanes(i));
                     aabb_triangle::overlap_lanes(&b, &t)
                 }));
             }),
@@ -276,8 +216,7 @@ fn kernel_rows(rows: &mut Vec<Row>, min: Duration) {
             "x8",
             rate(POOL, min, || {
                 black_box(lanes_loop::<F32x8>(|i| {
-                    let (b, t): (AabbLanes<F32x8>, TriangleLanes<F32x8>) =
-                        (sbs.lanes(i), ts.lanes(i));
+                    let (b, t): (AabbLanes<F32x8>, TriangleLanes<F32x8>) = (sbs.lanes(i), ts.lanes(i));
                     aabb_triangle::overlap_lanes(&b, &t)
                 }));
             }),
@@ -289,11 +228,7 @@ fn kernel_rows(rows: &mut Vec<Row>, min: Duration) {
 /// A camera looking at the scene's box from outside (for scenes without one).
 pub fn fallback_camera(scene: &Scene) -> Camera {
     let b = scene.bounds();
-    let (c, r) = if b.min.x <= b.max.x {
-        (b.center(), (b.max - b.min).length().max(1e-3))
-    } else {
-        (Vec3::ZERO, 10.0)
-    };
+    let (c, r) = if b.min.x <= b.max.x { (b.center(), (b.max - b.min).length().max(1e-3)) } else { (Vec3::ZERO, 10.0) };
     Camera::new(c + Vec3::new(0.3, 0.4, 1.0).normalize() * r * 1.2, c, 45.0)
 }
 
@@ -311,32 +246,17 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, cam: &Camera, n: usize, min: D
         let r = segs.ray(i);
         segs.set(i, &Scene::los_ray(r.origin, r.origin + r.dir));
     }
-    let backends = [
-        ("scalar", Backend::Scalar),
-        ("x4", Backend::X4),
-        ("x8", Backend::X8),
-    ];
+    let backends = [("scalar", Backend::Scalar), ("x4", Backend::X4), ("x8", Backend::X8)];
     let all = rayon::current_num_threads();
     for threads in [1, all] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("thread pool");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
         pool.install(|| {
-            for (query, rays) in [
-                ("closest_coherent", &primary),
-                ("closest_incoherent", &incoherent),
-            ] {
+            for (query, rays) in [("closest_coherent", &primary), ("closest_incoherent", &incoherent)] {
                 let mut res: Vec<(&str, f64)> = backends
                     .iter()
                     .map(|&(name, b)| {
                         let mut out = HitSoa::default();
-                        (
-                            name,
-                            rate(rays.len(), min, || {
-                                scene.intersect_batch_with(rays, &mut out, b)
-                            }),
-                        )
+                        (name, rate(rays.len(), min, || scene.intersect_batch_with(rays, &mut out, b)))
                     })
                     .collect();
                 if query == "closest_coherent" {
@@ -353,12 +273,7 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, cam: &Camera, n: usize, min: D
                 .iter()
                 .map(|&(name, b)| {
                     let mut out = vec![false; segs.len()];
-                    (
-                        name,
-                        rate(segs.len(), min, || {
-                            scene.occluded_batch_with(&segs, &mut out, b)
-                        }),
-                    )
+                    (name, rate(segs.len(), min, || scene.occluded_batch_with(&segs, &mut out, b)))
                 })
                 .collect();
             push_rows(rows, "occlusion", threads, &res);
@@ -375,12 +290,7 @@ fn packet_batch(scene: &Scene, rays: &RaySoa) -> usize {
         .into_par_iter()
         .map_init(PacketScratch::default, |scratch, p| {
             let mut out = HitPacket::<F32x8>::default();
-            scene.intersect_packet(
-                &rays.packet::<F32x8>(p * 8),
-                &mut out,
-                Mask::splat(true),
-                scratch,
-            );
+            scene.intersect_packet(&rays.packet::<F32x8>(p * 8), &mut out, Mask::splat(true), scratch);
             out.hit_mask().bitmask().count_ones() as usize
         })
         .sum()
@@ -388,20 +298,10 @@ fn packet_batch(scene: &Scene, rays: &RaySoa) -> usize {
 
 /// Runs the kernel and scene benchmarks. `rays` is the size of each scene ray set;
 /// `min_time` the minimum time per measurement.
-pub fn run(
-    scene: &Scene,
-    scene_name: &str,
-    cam: Option<&Camera>,
-    rays: usize,
-    min_time: Duration,
-) -> Report {
+pub fn run(scene: &Scene, scene_name: &str, cam: Option<&Camera>, rays: usize, min_time: Duration) -> Report {
     let mut rows = Vec::new();
     kernel_rows(&mut rows, min_time);
     let cam = cam.copied().unwrap_or_else(|| fallback_camera(scene));
     scene_rows(&mut rows, scene, &cam, rays, min_time);
-    Report {
-        lanes: crate::lanes::instruction_set().into(),
-        scene: scene_name.into(),
-        rows,
-    }
+    Report { lanes: crate::lanes::instruction_set().into(), scene: scene_name.into(), rows }
 }

@@ -24,14 +24,7 @@ pub struct Camera {
 impl Camera {
     /// A camera with `up = +Y` and a 640×480 image.
     pub fn new(eye: Vec3, look_at: Vec3, fov_y_deg: f32) -> Self {
-        Self {
-            eye,
-            look_at,
-            up: Vec3::Y,
-            fov_y_deg,
-            width: 640,
-            height: 480,
-        }
+        Self { eye, look_at, up: Vec3::Y, fov_y_deg, width: 640, height: 480 }
     }
     /// The same camera with another image size.
     pub fn with_size(mut self, width: u32, height: u32) -> Self {
@@ -49,22 +42,14 @@ impl Camera {
         if fwd.length_squared() == 0.0 {
             return Err("camera eye and look_at are the same point".into());
         }
-        if fwd.cross(self.up).length_squared()
-            <= 1e-12 * fwd.length_squared() * self.up.length_squared()
-        {
+        if fwd.cross(self.up).length_squared() <= 1e-12 * fwd.length_squared() * self.up.length_squared() {
             return Err("camera up is zero or parallel to the view direction".into());
         }
         if !(self.fov_y_deg > 0.0 && self.fov_y_deg < 180.0) {
-            return Err(format!(
-                "camera fov_y_deg must be in (0, 180), got {}",
-                self.fov_y_deg
-            ));
+            return Err(format!("camera fov_y_deg must be in (0, 180), got {}", self.fov_y_deg));
         }
         if self.width == 0 || self.height == 0 {
-            return Err(format!(
-                "image size must be positive, got {}x{}",
-                self.width, self.height
-            ));
+            return Err(format!("image size must be positive, got {}x{}", self.width, self.height));
         }
         Ok(())
     }

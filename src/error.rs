@@ -28,22 +28,10 @@ pub enum SceneError {
 impl SceneError {
     /// A file error without a position.
     pub fn file(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        SceneError::File {
-            path: path.into(),
-            place: None,
-            message: message.into(),
-        }
+        SceneError::File { path: path.into(), place: None, message: message.into() }
     }
     /// A file error at a position.
-    pub fn at(
-        path: impl Into<PathBuf>,
-        place: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
-        SceneError::File {
-            path: path.into(),
-            place: Some(place.into()),
-            message: message.into(),
-        }
+    pub fn at(path: impl Into<PathBuf>, place: impl Into<String>, message: impl Into<String>) -> Self {
+        SceneError::File { path: path.into(), place: Some(place.into()), message: message.into() }
     }
 }

@@ -33,14 +33,7 @@ pub struct Hit {
 
 impl Hit {
     /// The miss record: `t = +inf`, ids `u32::MAX`, zeros elsewhere.
-    pub const MISS: Hit = Hit {
-        t: f32::INFINITY,
-        geom: NO_ID,
-        prim: NO_ID,
-        u: 0.0,
-        v: 0.0,
-        normal: Vec3::ZERO,
-    };
+    pub const MISS: Hit = Hit { t: f32::INFINITY, geom: NO_ID, prim: NO_ID, u: 0.0, v: 0.0, normal: Vec3::ZERO };
 
     /// True unless this is the miss record.
     pub fn is_hit(&self) -> bool {
@@ -110,11 +103,7 @@ impl<L: Lanes> HitPacket<L> {
     /// Lanes holding a hit.
     pub fn hit_mask(&self) -> L::Mask {
         L::Mask::from_bitmask(
-            self.geom
-                .iter()
-                .take(L::N)
-                .enumerate()
-                .fold(0, |m, (i, &g)| m | (((g != NO_ID) as u32) << i)),
+            self.geom.iter().take(L::N).enumerate().fold(0, |m, (i, &g)| m | (((g != NO_ID) as u32) << i)),
         )
     }
 }
@@ -167,11 +156,7 @@ impl HitSoa {
     }
     /// Record `i`.
     pub fn get(&self, i: usize) -> Hit {
-        assert!(
-            i < self.len,
-            "hit index {i} out of range for {} hits",
-            self.len
-        );
+        assert!(i < self.len, "hit index {i} out of range for {} hits", self.len);
         Hit {
             t: self.t[i],
             geom: self.geom[i],
@@ -183,11 +168,7 @@ impl HitSoa {
     }
     /// Overwrites record `i`.
     pub fn set(&mut self, i: usize, h: &Hit) {
-        assert!(
-            i < self.len,
-            "hit index {i} out of range for {} hits",
-            self.len
-        );
+        assert!(i < self.len, "hit index {i} out of range for {} hits", self.len);
         self.t[i] = h.t;
         self.geom[i] = h.geom;
         self.prim[i] = h.prim;

@@ -390,22 +390,8 @@ macro_rules! wide_lanes {
     };
 }
 
-wide_lanes!(
-    f32x4,
-    u32x4,
-    M4,
-    4,
-    "x4",
-    "Mask of 4 lanes (all-ones / all-zeros per lane)."
-);
-wide_lanes!(
-    f32x8,
-    u32x8,
-    M8,
-    8,
-    "x8",
-    "Mask of 8 lanes (all-ones / all-zeros per lane)."
-);
+wide_lanes!(f32x4, u32x4, M4, 4, "x4", "Mask of 4 lanes (all-ones / all-zeros per lane).");
+wide_lanes!(f32x8, u32x8, M8, 8, "x8", "Mask of 8 lanes (all-ones / all-zeros per lane).");
 
 /// 4 lanes of f32 (`wide::f32x4`).
 pub type F32x4 = f32x4;

@@ -14,11 +14,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]
-#[command(
-    name = "lanecast",
-    version,
-    about = "SoA ray casting, 4/8 lanes at a time"
-)]
+#[command(name = "lanecast", version, about = "SoA ray casting, 4/8 lanes at a time")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -252,11 +248,7 @@ fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -
     match threads {
         None => Ok(f()),
         Some(0) => Err(Fail::BadInput("--threads must be at least 1".into())),
-        Some(n) => Ok(rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map_err(other)?
-            .install(f)),
+        Some(n) => Ok(rayon::ThreadPoolBuilder::new().num_threads(n).build().map_err(other)?.install(f)),
     }
 }
 
@@ -268,9 +260,7 @@ fn input_format(path: &str, flag: Option<FormatArg>) -> Result<Format, Fail> {
         return Ok(Format::Csv);
     }
     Format::from_path(Path::new(path)).ok_or_else(|| {
-        Fail::BadInput(format!(
-            "{path}: cannot tell the format from the extension (use .csv, .bin, .npy or --format)"
-        ))
+        Fail::BadInput(format!("{path}: cannot tell the format from the extension (use .csv, .bin, .npy or --format)"))
     })
 }
 
@@ -288,14 +278,10 @@ const CHUNK: usize = 1 << 16;
 
 fn cmd_render(a: RenderArgs) -> Result<(), Fail> {
     let l = load(&a.scene)?;
-    let mut cam = l
-        .file
-        .camera
-        .unwrap_or_else(|| bench::fallback_camera(&l.scene));
+    let mut cam = l.file.camera.unwrap_or_else(|| bench::fallback_camera(&l.scene));
     cam.width = a.width.unwrap_or(cam.width);
     cam.height = a.height.unwrap_or(cam.height);
-    cam.check()
-        .map_err(|m| Fail::BadInput(format!("{}: {m}", l.name)))?;
+    cam.check().map_err(|m| Fail::BadInput(format!("{}: {m}", l.name)))?;
     let mode = match a.mode {
         ModeArg::Single => Mode::Single,
         ModeArg::Packet => Mode::Packet,
@@ -310,8 +296,7 @@ fn cmd_render(a: RenderArgs) -> Result<(), Fail> {
     let r = render::render(&l.scene, &cam, a.backend.into(), mode, shade);
     let secs = start.elapsed().as_secs_f64();
     pb.finish_and_clear();
-    render::write_png(&a.output, &r.image)
-        .map_err(|e| other(format!("{}: {e}", a.output.display())))?;
+    render::write_png(&a.output, &r.image).map_err(|e| other(format!("{}: {e}", a.output.display())))?;
     println!(
         "{}: {}x{} {} rays in {:.3} s, {:.2} Mrays/s (primary rays; shading {:?}, mode {:?}, backend {})",
         a.output.display(),
@@ -355,8 +340,7 @@ fn cmd_los(a: LosArgs) -> Result<(), Fail> {
     let fmt_in = input_format(&a.segments, a.opts.format)?;
     let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
     let fmt_out = output_format(&out, a.opts.format)?;
-    let mut reader =
-        RayReader::open(&a.segments, fmt_in, InputKind::Segments).map_err(bad_input)?;
+    let mut reader = RayReader::open(&a.segments, fmt_in, InputKind::Segments).map_err(bad_input)?;
     let mut writer = VisWriter::create(&out, fmt_out).map_err(other)?;
     let pb = progress(reader.total(), "line of sight");
     let backend: Backend = a.opts.backend.into();
@@ -385,37 +369,22 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Fail> {
         return Err(Fail::BadInput("--rays must be at least 1".into()));
     }
     let l = load(&a.scene)?;
-    let report = bench::run(
-        &l.scene,
-        &l.name,
-        l.file.camera.as_ref(),
-        a.rays,
-        Duration::from_millis(300),
-    );
+    let report = bench::run(&l.scene, &l.name, l.file.camera.as_ref(), a.rays, Duration::from_millis(300));
     print!("{}", report.to_text());
     if let Some(path) = a.json {
         let text = serde_json::to_string_pretty(&report).map_err(other)?;
-        write_atomic(&path, text.as_bytes())
-            .map_err(|e| other(format!("{}: {e}", path.display())))?;
+        write_atomic(&path, text.as_bytes()).map_err(|e| other(format!("{}: {e}", path.display())))?;
     }
     Ok(())
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp =
+        dir.join(format!(".{}.tmp-{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 fn cmd_info(a: InfoArgs) -> Result<(), Fail> {
@@ -424,32 +393,19 @@ fn cmd_info(a: InfoArgs) -> Result<(), Fail> {
     let b = l.scene.bounds();
     println!("scene:       {}", l.name);
     println!("geometries:  {}", s.geoms);
-    println!(
-        "triangles:   {} (degenerate skipped: {})",
-        s.triangles, s.degenerate
-    );
+    println!("triangles:   {} (degenerate skipped: {})", s.triangles, s.degenerate);
     println!("spheres:     {}", s.spheres);
     println!("boxes:       {}", s.boxes);
     println!("planes:      {}", s.planes);
     if b.min.x <= b.max.x {
-        println!(
-            "bounds:      min {:?} max {:?}",
-            b.min.to_array(),
-            b.max.to_array()
-        );
+        println!("bounds:      min {:?} max {:?}", b.min.to_array(), b.max.to_array());
     } else {
         println!("bounds:      empty");
     }
-    println!(
-        "bvh nodes:   {} binary, {} 8-wide; leaves {}; depth {}",
-        s.nodes2, s.nodes8, s.leaves, s.depth
-    );
+    println!("bvh nodes:   {} binary, {} 8-wide; leaves {}; depth {}", s.nodes2, s.nodes8, s.leaves, s.depth);
     println!("sah cost:    {:.2}", s.sah_cost);
     println!("build time:  {:.1} ms", s.build_time.as_secs_f64() * 1e3);
-    println!(
-        "memory:      {} bytes (8-wide nodes, primitives, ids)",
-        s.bytes
-    );
+    println!("memory:      {} bytes (8-wide nodes, primitives, ids)", s.bytes);
     if let Some(c) = l.file.camera {
         println!(
             "camera:      eye {:?} look_at {:?} fov {} {}x{}",

@@ -72,41 +72,21 @@ impl Ray {
     /// A ray over `[0, +inf)`. Not validated: an invalid ray is a defined miss.
     #[inline]
     pub fn new(origin: Vec3, dir: Vec3) -> Self {
-        Self {
-            origin,
-            dir,
-            t_min: 0.0,
-            t_max: f32::INFINITY,
-        }
+        Self { origin, dir, t_min: 0.0, t_max: f32::INFINITY }
     }
     /// A ray over `[t_min, t_max]`. Not validated: an invalid ray is a defined miss.
     #[inline]
     pub fn with_interval(origin: Vec3, dir: Vec3, t_min: f32, t_max: f32) -> Self {
-        Self {
-            origin,
-            dir,
-            t_min,
-            t_max,
-        }
+        Self { origin, dir, t_min, t_max }
     }
     /// The segment `a → b` as a ray: `origin = a`, `dir = b - a`, `t ∈ [0, 1]`.
     #[inline]
     pub fn segment(a: Vec3, b: Vec3) -> Self {
-        Self {
-            origin: a,
-            dir: b - a,
-            t_min: 0.0,
-            t_max: 1.0,
-        }
+        Self { origin: a, dir: b - a, t_min: 0.0, t_max: 1.0 }
     }
     /// Validating constructor: returns the reason when the ray would be a defined miss.
     pub fn try_new(origin: Vec3, dir: Vec3, t_min: f32, t_max: f32) -> Result<Self, RayError> {
-        let r = Self {
-            origin,
-            dir,
-            t_min,
-            t_max,
-        };
+        let r = Self { origin, dir, t_min, t_max };
         r.check()?;
         Ok(r)
     }
@@ -171,15 +151,8 @@ impl<L: Lanes> RayPacket<L> {
             + dir.z * zero
             + t_min * zero;
         let dd = dir.length_squared();
-        let valid =
-            finite.eq(zero) & dd.gt(zero) & dd.lt(L::splat(f32::INFINITY)) & t_min.le(t_max);
-        Self {
-            origin,
-            dir,
-            t_min,
-            t_max,
-            active: active & valid,
-        }
+        let valid = finite.eq(zero) & dd.gt(zero) & dd.lt(L::splat(f32::INFINITY)) & t_min.le(t_max);
+        Self { origin, dir, t_min, t_max, active: active & valid }
     }
     /// The same ray in every lane (for "one ray against `N` primitives").
     #[inline(always)]
@@ -197,9 +170,7 @@ impl<L: Lanes> RayPacket<L> {
         let mut cols = [[0.0f32; PAD]; 8];
         let n = rays.len().min(L::N);
         for (i, r) in rays[..n].iter().enumerate() {
-            let v = [
-                r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max,
-            ];
+            let v = [r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max];
             for (c, x) in cols.iter_mut().zip(v) {
                 c[i] = x;
             }
@@ -225,12 +196,7 @@ impl<L: Lanes> RayPacket<L> {
     }
     /// The scalar ray of lane `i`.
     pub fn ray(&self, i: usize) -> Ray {
-        Ray::with_interval(
-            self.origin.lane(i),
-            self.dir.lane(i),
-            self.t_min.lane(i),
-            self.t_max.lane(i),
-        )
+        Ray::with_interval(self.origin.lane(i), self.dir.lane(i), self.t_min.lane(i), self.t_max.lane(i))
     }
 }
 
@@ -277,10 +243,7 @@ pub struct RaySoa {
 impl RaySoa {
     /// `n` rays with origin 0, direction 0 (invalid), `t ∈ [0, +inf)`; fill the columns after.
     pub fn with_len(n: usize) -> Self {
-        let mut s = Self {
-            cols: Default::default(),
-            len: 0,
-        };
+        let mut s = Self { cols: Default::default(), len: 0 };
         s.resize(n);
         s
     }
@@ -288,18 +251,10 @@ impl RaySoa {
         let p = padded_len(n);
         for (c, col) in self.cols.iter_mut().enumerate() {
             col.truncate(self.len);
-            let fill = if c == RayColumn::TMax as usize {
-                f32::INFINITY
-            } else {
-                0.0
-            };
+            let fill = if c == RayColumn::TMax as usize { f32::INFINITY } else { 0.0 };
             col.resize(n, fill);
             // Padding rays: zero direction and t_min > t_max, so they are never valid.
-            let pad = if c == RayColumn::TMin as usize {
-                1.0
-            } else {
-                0.0
-            };
+            let pad = if c == RayColumn::TMin as usize { 1.0 } else { 0.0 };
             col.resize(p, pad);
         }
         self.len = n;
@@ -315,11 +270,7 @@ impl RaySoa {
     /// From separate columns (all the same length); `t` columns default to `[0, +inf)`.
     ///
     /// Returns `None` when the lengths differ.
-    pub fn from_columns(
-        origin: [&[f32]; 3],
-        dir: [&[f32]; 3],
-        t: Option<[&[f32]; 2]>,
-    ) -> Option<Self> {
+    pub fn from_columns(origin: [&[f32]; 3], dir: [&[f32]; 3], t: Option<[&[f32]; 2]>) -> Option<Self> {
         let n = origin[0].len();
         let all = origin.iter().chain(dir.iter()).chain(t.iter().flatten());
         if all.clone().any(|c| c.len() != n) {
@@ -355,14 +306,8 @@ impl RaySoa {
     }
     /// Overwrites ray `i`. Panics if `i >= len()`.
     pub fn set(&mut self, i: usize, r: &Ray) {
-        assert!(
-            i < self.len,
-            "ray index {i} out of range for {} rays",
-            self.len
-        );
-        let v = [
-            r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max,
-        ];
+        assert!(i < self.len, "ray index {i} out of range for {} rays", self.len);
+        let v = [r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max];
         for (col, x) in self.cols.iter_mut().zip(v) {
             col[i] = x;
         }
@@ -389,44 +334,21 @@ impl RaySoa {
     }
     /// The scalar ray `i`. Panics if `i >= len()`.
     pub fn ray(&self, i: usize) -> Ray {
-        assert!(
-            i < self.len,
-            "ray index {i} out of range for {} rays",
-            self.len
-        );
+        assert!(i < self.len, "ray index {i} out of range for {} rays", self.len);
         let c = |k: usize| self.cols[k][i];
-        Ray::with_interval(
-            Vec3::new(c(0), c(1), c(2)),
-            Vec3::new(c(3), c(4), c(5)),
-            c(6),
-            c(7),
-        )
+        Ray::with_interval(Vec3::new(c(0), c(1), c(2)), Vec3::new(c(3), c(4), c(5)), c(6), c(7))
     }
     /// The packet of rays `i..i + N` (`i` a multiple of `N`); lanes past `len()` are inactive.
     #[inline(always)]
     pub fn packet<L: Lanes>(&self, i: usize) -> RayPacket<L> {
         // One check for all eight columns: they all have the same (padded) length.
-        assert!(
-            i + L::N <= self.cols[0].len(),
-            "rays {i}..{} past the padded length",
-            i + L::N
-        );
+        assert!(i + L::N <= self.cols[0].len(), "rays {i}..{} past the padded length", i + L::N);
         // SAFETY: every column has `padded_len(len)` values (`resize` keeps them equal), so
         // `N` values are readable from `i` in each.
         let col = |k: usize| unsafe { L::load_ptr(self.cols[k].as_ptr().add(i)) };
         let live = self.len.saturating_sub(i);
-        let wanted = if live >= L::N {
-            L::Mask::splat(true)
-        } else {
-            L::Mask::from_bitmask((1u32 << live) - 1)
-        };
-        RayPacket::new(
-            Vec3x::new(col(0), col(1), col(2)),
-            Vec3x::new(col(3), col(4), col(5)),
-            col(6),
-            col(7),
-            wanted,
-        )
+        let wanted = if live >= L::N { L::Mask::splat(true) } else { L::Mask::from_bitmask((1u32 << live) - 1) };
+        RayPacket::new(Vec3x::new(col(0), col(1), col(2)), Vec3x::new(col(3), col(4), col(5)), col(6), col(7), wanted)
     }
 }
 
@@ -448,10 +370,6 @@ mod tests {
         assert_eq!(soa.packet::<f32>(4).active().bitmask(), 0);
         assert!(std::panic::catch_unwind(|| soa.packet::<F32x8>(8)).is_err());
         let big = Ray::new(Vec3::splat(3e38), Vec3::splat(3e38 / 1e30));
-        assert_eq!(
-            RayPacket::<F32x8>::splat(&big).active().bitmask(),
-            0xff,
-            "no overflow in the finiteness test"
-        );
+        assert_eq!(RayPacket::<F32x8>::splat(&big).active().bitmask(), 0xff, "no overflow in the finiteness test");
     }
 }

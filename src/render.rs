@@ -62,44 +62,24 @@ pub fn render(scene: &Scene, cam: &Camera, backend: Backend, mode: Mode, shade: 
         (Mode::Single, b) => (0..h)
             .into_par_iter()
             .flat_map_iter(|y| {
-                (0..w).map(move |x| {
-                    scene
-                        .intersect_with(&pin.ray(x as u32, y as u32), b)
-                        .unwrap_or(Hit::MISS)
-                })
+                (0..w).map(move |x| scene.intersect_with(&pin.ray(x as u32, y as u32), b).unwrap_or(Hit::MISS))
             })
             .collect(),
     };
     let b = scene.bounds();
-    let size = if b.min.x <= b.max.x {
-        (b.max - b.min).length()
-    } else {
-        10.0
-    };
-    let (t_lo, t_hi) = hits
-        .iter()
-        .filter(|h| h.is_hit())
-        .fold((f32::INFINITY, 0.0f32), |(lo, hi), h| {
-            (lo.min(h.t), hi.max(h.t))
-        });
+    let size = if b.min.x <= b.max.x { (b.max - b.min).length() } else { 10.0 };
+    let (t_lo, t_hi) =
+        hits.iter().filter(|h| h.is_hit()).fold((f32::INFINITY, 0.0f32), |(lo, hi), h| (lo.min(h.t), hi.max(h.t)));
     let rgb: Vec<u8> = hits
         .par_iter()
         .enumerate()
         .flat_map_iter(|(i, hit)| {
             let ray = pin.ray((i % w) as u32, (i / w) as u32);
             let c = shade_pixel(scene, &ray, hit, shade, size, t_lo, t_hi, i as u64, backend);
-            c.to_array()
-                .map(|v| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8)
+            c.to_array().map(|v| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8)
         })
         .collect();
-    Rendered {
-        image: Image {
-            width: cam.width,
-            height: cam.height,
-            rgb,
-        },
-        rays: (w * h) as u64,
-    }
+    Rendered { image: Image { width: cam.width, height: cam.height, rgb }, rays: (w * h) as u64 }
 }
 
 fn trace_packets<L: Lanes>(scene: &Scene, cam: &Camera) -> Vec<Hit> {
@@ -108,9 +88,8 @@ fn trace_packets<L: Lanes>(scene: &Scene, cam: &Camera) -> Vec<Hit> {
     // Tiles of 2 rows × (N/2) columns: coherent packets.
     let tw = (L::N / 2) as u32;
     let tiles_x = w.div_ceil(tw);
-    let tiles: Vec<(u32, u32)> = (0..h.div_ceil(2))
-        .flat_map(|ty| (0..tiles_x).map(move |tx| (tx * tw, ty * 2)))
-        .collect();
+    let tiles: Vec<(u32, u32)> =
+        (0..h.div_ceil(2)).flat_map(|ty| (0..tiles_x).map(move |tx| (tx * tw, ty * 2))).collect();
     let per_tile: Vec<(u32, u32, HitPacket<L>, u32)> = tiles
         .par_iter()
         .map_init(PacketScratch::default, |scratch, &(x0, y0)| {
@@ -162,19 +141,11 @@ fn shade_pixel(
         let d = ray.dir.normalize();
         return Vec3::new(0.55, 0.65, 0.8).lerp(Vec3::new(0.9, 0.93, 0.97), 0.5 * (1.0 - d.y));
     }
-    let n = if hit.normal.dot(ray.dir) > 0.0 {
-        -hit.normal
-    } else {
-        hit.normal
-    };
+    let n = if hit.normal.dot(ray.dir) > 0.0 { -hit.normal } else { hit.normal };
     match shade {
         Shade::Normal => (n + Vec3::ONE) * 0.5,
         Shade::Depth => {
-            let k = if t_hi > t_lo {
-                (hit.t - t_lo) / (t_hi - t_lo)
-            } else {
-                0.0
-            };
+            let k = if t_hi > t_lo { (hit.t - t_lo) / (t_hi - t_lo) } else { 0.0 };
             Vec3::splat(1.0 - 0.85 * k)
         }
         Shade::Ao => {
@@ -189,8 +160,7 @@ fn shade_pixel(
                 // cosine-weighted direction around n
                 let (r1, r2) = (rng.f32(), rng.f32());
                 let (r, phi) = (r1.sqrt(), std::f32::consts::TAU * r2);
-                let d =
-                    t1 * (r * phi.cos()) + t2 * (r * phi.sin()) + n * (1.0 - r1).max(0.0).sqrt();
+                let d = t1 * (r * phi.cos()) + t2 * (r * phi.sin()) + n * (1.0 - r1).max(0.0).sqrt();
                 let occ = Ray::with_interval(origin, d, 0.0, 0.25 * size);
                 if !scene.occluded_with(&occ, backend) {
                     open += 1;
@@ -203,14 +173,8 @@ fn shade_pixel(
 
 /// Writes the image as PNG to `path` through a temporary file renamed on success.
 pub fn write_png(path: &std::path::Path, img: &Image) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "render.png".into());
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "render.png".into());
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
@@ -218,8 +182,7 @@ pub fn write_png(path: &std::path::Path, img: &Image) -> std::io::Result<()> {
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
         let mut wr = enc.write_header().map_err(std::io::Error::other)?;
-        wr.write_image_data(&img.rgb)
-            .map_err(std::io::Error::other)?;
+        wr.write_image_data(&img.rgb).map_err(std::io::Error::other)?;
         wr.finish().map_err(std::io::Error::other)?;
         std::fs::rename(&tmp, path)
     })();

@@ -45,11 +45,7 @@ impl<L: Lanes> Vec3x<L> {
     /// Cross product (unfused, same operation order as glam).
     #[inline(always)]
     pub fn cross(self, o: Self) -> Self {
-        Self::new(
-            self.y * o.z - o.y * self.z,
-            self.z * o.x - o.z * self.x,
-            self.x * o.y - o.x * self.y,
-        )
+        Self::new(self.y * o.z - o.y * self.z, self.z * o.x - o.z * self.x, self.x * o.y - o.x * self.y)
     }
     /// Squared length.
     #[inline(always)]
@@ -84,20 +80,12 @@ impl<L: Lanes> Vec3x<L> {
     /// `self + d * t` (fused where available).
     #[inline(always)]
     pub fn mul_add(self, d: Self, t: L) -> Self {
-        Self::new(
-            d.x.mul_add(t, self.x),
-            d.y.mul_add(t, self.y),
-            d.z.mul_add(t, self.z),
-        )
+        Self::new(d.x.mul_add(t, self.x), d.y.mul_add(t, self.y), d.z.mul_add(t, self.z))
     }
     /// Lane-wise select.
     #[inline(always)]
     pub fn select(m: L::Mask, a: Self, b: Self) -> Self {
-        Self::new(
-            L::select(m, a.x, b.x),
-            L::select(m, a.y, b.y),
-            L::select(m, a.z, b.z),
-        )
+        Self::new(L::select(m, a.x, b.x), L::select(m, a.y, b.y), L::select(m, a.z, b.z))
     }
     /// Lanes whose three components are all finite.
     #[inline(always)]

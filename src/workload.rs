@@ -22,14 +22,8 @@ pub fn primary(cam: &Camera, width: u32, height: u32) -> RaySoa {
 pub fn incoherent(bounds: &Aabb, n: usize, seed: u64) -> RaySoa {
     let b = grown(bounds, 0.05);
     let mut rng = Rng::new(seed);
-    let rays: Vec<Ray> = (0..n)
-        .map(|_| {
-            Ray::new(
-                b.min + (b.max - b.min) * rng.vec3(0.0, 1.0),
-                rng.unit_vec3(),
-            )
-        })
-        .collect();
+    let rays: Vec<Ray> =
+        (0..n).map(|_| Ray::new(b.min + (b.max - b.min) * rng.vec3(0.0, 1.0), rng.unit_vec3())).collect();
     RaySoa::from_rays(&rays)
 }
 

@@ -13,9 +13,7 @@ use glam::Vec3;
 use lanecast::prim::{Aabb, Plane, Sphere, Triangle};
 use lanecast::rng::Rng;
 use lanecast::scene::{Backend, PacketScratch};
-use lanecast::{
-    F32x4, F32x8, Hit, HitPacket, HitSoa, Lanes, Mask, Ray, RayPacket, RaySoa, Scene, SceneBuilder,
-};
+use lanecast::{F32x4, F32x8, Hit, HitPacket, HitSoa, Lanes, Mask, Ray, RayPacket, RaySoa, Scene, SceneBuilder};
 
 const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
 
@@ -61,11 +59,7 @@ fn random_scene(seed: u64, n: usize, style: Style) -> Built {
             0 => {
                 let s: Vec<Sphere> = (0..m)
                     .map(|_| {
-                        let r = if style == Style::OnePoint {
-                            0.5 * k
-                        } else {
-                            rng.range(0.05, 1.0) * k
-                        };
+                        let r = if style == Style::OnePoint { 0.5 * k } else { rng.range(0.05, 1.0) * k };
                         Sphere::new(at(&mut rng), r)
                     })
                     .collect();
@@ -84,10 +78,7 @@ fn random_scene(seed: u64, n: usize, style: Style) -> Built {
                         Aabb::new(c - h, c + h)
                     })
                     .collect();
-                targets.extend(
-                    bx.iter()
-                        .flat_map(|b| [b.min, b.max, b.center(), b.corner(3)]),
-                );
+                targets.extend(bx.iter().flat_map(|b| [b.min, b.max, b.center(), b.corner(3)]));
                 b.add_boxes(&bx).unwrap();
             }
             _ => {
@@ -122,22 +113,13 @@ fn random_scene(seed: u64, n: usize, style: Style) -> Built {
     }
     let planes = rng.below(3);
     for _ in 0..planes {
-        let nrm = if rng.f32() < 0.5 {
-            Vec3::Y
-        } else {
-            rng.unit_vec3()
-        };
-        b.add_plane(Plane::new(nrm, rng.range(-12.0, -10.0) * k))
-            .unwrap();
+        let nrm = if rng.f32() < 0.5 { Vec3::Y } else { rng.unit_vec3() };
+        b.add_plane(Plane::new(nrm, rng.range(-12.0, -10.0) * k)).unwrap();
     }
     let scene = b.build();
     scene.validate().expect("BVH valid after build");
     let bounds = Aabb::new(Vec3::splat(-12.0) * k + off, Vec3::splat(12.0) * k + off);
-    Built {
-        scene,
-        targets,
-        bounds,
-    }
+    Built { scene, targets, bounds }
 }
 
 fn random_ray(rng: &mut Rng, w: &Built) -> Ray {
@@ -154,11 +136,8 @@ fn random_ray(rng: &mut Rng, w: &Built) -> Ray {
     } else {
         rng.unit_vec3()
     };
-    let t_max = if rng.f32() < 0.2 {
-        rng.range(0.1, 1.0) * size.length() / dir.length().max(1e-30)
-    } else {
-        f32::INFINITY
-    };
+    let t_max =
+        if rng.f32() < 0.2 { rng.range(0.1, 1.0) * size.length() / dir.length().max(1e-30) } else { f32::INFINITY };
     Ray::with_interval(o, dir, 0.0, t_max)
 }
 
@@ -196,27 +175,15 @@ fn check_scene(w: &Built, rays: &[Ray], tally: &mut Tally) {
         for b in BACKENDS {
             let got = s.intersect_with(ray, b);
             let brute = s.intersect_brute_force_with(ray, b);
-            assert!(
-                same(&got, &brute),
-                "{b:?}: BVH {got:?} != brute force {brute:?} for {ray:?}"
-            );
-            assert_eq!(
-                s.occluded_with(ray, b),
-                got.is_some(),
-                "{b:?}: occluded disagrees with intersect for {ray:?}"
-            );
+            assert!(same(&got, &brute), "{b:?}: BVH {got:?} != brute force {brute:?} for {ray:?}");
+            assert_eq!(s.occluded_with(ray, b), got.is_some(), "{b:?}: occluded disagrees with intersect for {ray:?}");
             if b == Backend::Scalar {
                 continue;
             }
             match (&reference, &got) {
                 (Some(r), Some(g)) => {
                     let tol = 1e-5 * (scale / ray.dir.length() + r.t.abs()) * 4.0;
-                    assert!(
-                        (r.t - g.t).abs() <= tol,
-                        "{b:?}: t {} vs reference {} ({ray:?})",
-                        g.t,
-                        r.t
-                    );
+                    assert!((r.t - g.t).abs() <= tol, "{b:?}: t {} vs reference {} ({ray:?})", g.t, r.t);
                     if (r.geom, r.prim) != (g.geom, g.prim) {
                         tally.near_ties += 1;
                     }
@@ -237,14 +204,7 @@ fn check_packets_and_batches(w: &Built, rays: &[Ray]) {
             // Lane 1 is left out of the mask: it must come back untouched.
             let mask = L::Mask::from_bitmask(!0b10);
             let mut out = HitPacket::<L>::default();
-            let sentinel = Hit {
-                t: -7.0,
-                geom: 12345,
-                prim: 6789,
-                u: 0.5,
-                v: 0.25,
-                normal: Vec3::ONE,
-            };
+            let sentinel = Hit { t: -7.0, geom: 12345, prim: 6789, u: 0.5, v: 0.25, normal: Vec3::ONE };
             for i in 0..L::N {
                 out.set_lane(i, &sentinel);
             }
@@ -255,16 +215,8 @@ fn check_packets_and_batches(w: &Built, rays: &[Ray]) {
                     assert_eq!(got, sentinel, "inactive lane written");
                     continue;
                 }
-                let want = if r.is_valid() {
-                    s.intersect_with(r, b).unwrap_or(Hit::MISS)
-                } else {
-                    sentinel
-                };
-                assert!(
-                    same(&Some(got), &Some(want)),
-                    "packet {} lane {i}: {got:?} != single {want:?}",
-                    L::NAME
-                );
+                let want = if r.is_valid() { s.intersect_with(r, b).unwrap_or(Hit::MISS) } else { sentinel };
+                assert!(same(&Some(got), &Some(want)), "packet {} lane {i}: {got:?} != single {want:?}", L::NAME);
             }
         }
     }
@@ -274,10 +226,7 @@ fn check_packets_and_batches(w: &Built, rays: &[Ray]) {
     let soa = RaySoa::from_rays(rays);
     for b in BACKENDS {
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
                 let mut hits = HitSoa::default();
                 s.intersect_batch_with(&soa, &mut hits, b);
@@ -292,10 +241,7 @@ fn check_packets_and_batches(w: &Built, rays: &[Ray]) {
         for (i, r) in rays.iter().enumerate() {
             let single = s.intersect_with(r, b).unwrap_or(Hit::MISS);
             assert!(same(&Some(h1.get(i)), &Some(single)), "batch {b:?} ray {i}");
-            assert!(
-                same(&Some(h3.get(i)), &Some(single)),
-                "batch {b:?} ray {i}, 3 threads"
-            );
+            assert!(same(&Some(h3.get(i)), &Some(single)), "batch {b:?} ray {i}, 3 threads");
             assert_eq!(o1[i], s.occluded_with(r, b));
         }
     }
@@ -314,9 +260,7 @@ fn run_style(style: Style, sizes: &[usize], rays_per_scene: usize) -> Tally {
     for (k, &n) in sizes.iter().enumerate() {
         let w = random_scene(1000 + k as u64 + 100 * style as u64, n, style);
         let mut rng = Rng::new(7 + k as u64);
-        let rays: Vec<Ray> = (0..rays_per_scene)
-            .map(|_| random_ray(&mut rng, &w))
-            .collect();
+        let rays: Vec<Ray> = (0..rays_per_scene).map(|_| random_ray(&mut rng, &w)).collect();
         check_scene(&w, &rays, &mut tally);
         check_packets_and_batches(&w, &rays[..rays.len().min(96)]);
     }
@@ -331,25 +275,13 @@ fn rays_per_scene() -> usize {
 #[test]
 fn mixed_scenes_of_every_size() {
     let t = run_style(Style::Mixed, &[1, 2, 7, 64, 1000, 20_000], rays_per_scene());
-    assert!(
-        t.hits > t.rays / 10,
-        "too few hits for a meaningful test: {t:?}"
-    );
-    assert!(
-        t.flips * 100 <= t.rays,
-        "kernel boundary flips are not rare: {t:?}"
-    );
+    assert!(t.hits > t.rays / 10, "too few hits for a meaningful test: {t:?}");
+    assert!(t.flips * 100 <= t.rays, "kernel boundary flips are not rare: {t:?}");
 }
 
 #[test]
 fn nasty_scenes() {
-    for style in [
-        Style::OnePoint,
-        Style::Flat,
-        Style::Coincident,
-        Style::Huge,
-        Style::Tiny,
-    ] {
+    for style in [Style::OnePoint, Style::Flat, Style::Coincident, Style::Huge, Style::Tiny] {
         let t = run_style(style, &[1, 50, 3000], rays_per_scene());
         assert!(t.hits > 0, "{style:?}: no hits at all");
     }
@@ -398,11 +330,34 @@ fn bad_shapes_are_typed_errors() {
     assert!(b.add_plane(Plane::new(Vec3::ZERO, 0.0)).is_err());
     assert!(b.add_mesh(&[[0.0; 3]], &[[0, 1, 2]]).is_err());
     assert!(b.add_mesh(&[[f32::NAN, 0.0, 0.0]], &[]).is_err());
-    let id = b
-        .add_triangle(Triangle::new(Vec3::ZERO, Vec3::ZERO, Vec3::X))
-        .unwrap();
+    let id = b.add_triangle(Triangle::new(Vec3::ZERO, Vec3::ZERO, Vec3::X)).unwrap();
     assert_eq!(id, 0, "failed adds do not use up ids");
     let s = b.build();
     assert_eq!(s.stats().degenerate, 1);
     assert_eq!(s.stats().triangles, 0);
+}
+
+/// The shipped bunny mesh: sampled camera and incoherent rays, every backend against brute
+/// force with its own kernels (exactly) and against the scalar reference.
+#[test]
+fn bunny_mesh_against_brute_force() {
+    let mut b = SceneBuilder::new();
+    b.add_mesh_file(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/bunny.ply"))).unwrap();
+    let scene = b.build();
+    scene.validate().unwrap();
+    let cam =
+        lanecast::camera::Camera::new(Vec3::new(0.0883, 0.1852, 0.2988), Vec3::new(-0.0168, 0.1102, -0.0015), 45.0)
+            .with_size(24, 24);
+    let primary = cam.rays();
+    let n = if cfg!(debug_assertions) { 20 } else { 200 };
+    let incoherent = lanecast::workload::incoherent(&scene.bounds(), n, 5);
+    let rays: Vec<Ray> = (0..primary.len()).map(|i| primary.ray(i)).chain((0..n).map(|i| incoherent.ray(i))).collect();
+    let bounds = scene.bounds();
+    let w = Built { scene, targets: Vec::new(), bounds };
+    let mut tally = Tally::default();
+    let rays = if cfg!(debug_assertions) { &rays[..60] } else { &rays[..] };
+    check_scene(&w, rays, &mut tally);
+    eprintln!("bunny: {tally:?}");
+    assert!(tally.hits > tally.rays / 10, "{tally:?}");
+    assert!(tally.flips * 100 <= tally.rays, "{tally:?}");
 }

@@ -6,10 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn lanecast(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lanecast"))
-        .args(args)
-        .output()
-        .expect("run lanecast")
+    Command::new(env!("CARGO_BIN_EXE_lanecast")).args(args).output().expect("run lanecast")
 }
 
 fn lanecast_stdin(args: &[&str], input: &str) -> Output {
@@ -21,12 +18,7 @@ fn lanecast_stdin(args: &[&str], input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run lanecast");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
 }
 
@@ -38,23 +30,12 @@ fn stderr(o: &Output) -> String {
 }
 
 fn ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "lanecast failed ({:?}):\n{}",
-        o.status.code(),
-        stderr(o)
-    );
+    assert!(o.status.success(), "lanecast failed ({:?}):\n{}", o.status.code(), stderr(o));
 }
 
 /// Exit code 2 and a message that mentions every `needle`.
 fn bad(o: &Output, needles: &[&str]) {
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "expected exit 2, got {:?}; stderr:\n{}",
-        o.status.code(),
-        stderr(o)
-    );
+    assert_eq!(o.status.code(), Some(2), "expected exit 2, got {:?}; stderr:\n{}", o.status.code(), stderr(o));
     let e = stderr(o);
     for n in needles {
         assert!(e.contains(n), "error message {e:?} does not mention {n:?}");
@@ -104,44 +85,21 @@ fn cast_csv_gives_the_expected_hits() {
     let rays = dir.path().join("rays.csv");
     std::fs::write(&rays, RAYS_CSV).unwrap();
     let out = dir.path().join("hits.csv");
-    ok(&lanecast(&[
-        "cast",
-        s(&scene),
-        "--rays",
-        s(&rays),
-        "--out",
-        s(&out),
-    ]));
+    ok(&lanecast(&["cast", s(&scene), "--rays", s(&rays), "--out", s(&out)]));
     let text = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "t,geom,prim,u,v,nx,ny,nz");
     assert_eq!(lines.len(), 5, "{text}");
     let f: Vec<f32> = lines[1].split(',').map(|x| x.parse().unwrap()).collect();
-    assert_eq!(
-        f,
-        vec![4.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0],
-        "ray into the wall"
-    );
+    assert_eq!(f, vec![4.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0], "ray into the wall");
     let f: Vec<f32> = lines[2].split(',').map(|x| x.parse().unwrap()).collect();
     assert_eq!(&f[..5], &[9.0, 1.0, 0.0, 0.0, 0.0], "ray into the sphere");
     assert_eq!(&f[5..], &[0.0, 0.0, 1.0]);
     assert_eq!(lines[3], "inf,-1,-1,0,0,0,0,0", "a miss");
-    assert_eq!(
-        lines[4], "inf,-1,-1,0,0,0,0,0",
-        "a NaN ray is a miss, not an error"
-    );
+    assert_eq!(lines[4], "inf,-1,-1,0,0,0,0,0", "a NaN ray is a miss, not an error");
     // Every backend and thread count gives the same file.
     for backend in ["scalar", "x4", "x8"] {
-        let o = lanecast(&[
-            "cast",
-            s(&scene),
-            "--rays",
-            s(&rays),
-            "--backend",
-            backend,
-            "--threads",
-            "1",
-        ]);
+        let o = lanecast(&["cast", s(&scene), "--rays", s(&rays), "--backend", backend, "--threads", "1"]);
         ok(&o);
         assert_eq!(stdout(&o), text, "backend {backend} to stdout");
     }
@@ -174,106 +132,42 @@ fn read_npy(bytes: &[u8]) -> (String, Vec<u8>) {
     assert_eq!(&bytes[..6], b"\x93NUMPY", "npy magic");
     let (hlen, start) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        _ => (
-            u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
-            12,
-        ),
+        _ => (u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize, 12),
     };
     assert_eq!((start + hlen) % 64, 0, "npy header padded to 64 bytes");
-    (
-        String::from_utf8(bytes[start..start + hlen].to_vec()).unwrap(),
-        bytes[start + hlen..].to_vec(),
-    )
+    (String::from_utf8(bytes[start..start + hlen].to_vec()).unwrap(), bytes[start + hlen..].to_vec())
 }
 
 #[test]
 fn cast_bin_and_npy_round_trip() {
     let (dir, scene) = setup();
-    let rays = [
-        0.0,
-        1.0,
-        0.0,
-        1.0,
-        0.0,
-        0.0,
-        0.0,
-        f32::INFINITY,
-        0.0,
-        1.0,
-        0.0,
-        0.0,
-        1.0,
-        0.0,
-        0.0,
-        f32::INFINITY,
-    ];
+    let rays = [0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, f32::INFINITY, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, f32::INFINITY];
     let bin_in = dir.path().join("rays.bin");
     std::fs::write(&bin_in, f32_bytes(&rays)).unwrap();
     let bin_out = dir.path().join("hits.bin");
-    ok(&lanecast(&[
-        "cast",
-        s(&scene),
-        "--rays",
-        s(&bin_in),
-        "--out",
-        s(&bin_out),
-    ]));
+    ok(&lanecast(&["cast", s(&scene), "--rays", s(&bin_in), "--out", s(&bin_out)]));
     let b = std::fs::read(&bin_out).unwrap();
     assert_eq!(b.len(), 64, "two 32-byte records");
     assert_eq!(f32::from_le_bytes(b[0..4].try_into().unwrap()), 4.0);
     assert_eq!(u32::from_le_bytes(b[4..8].try_into().unwrap()), 0);
-    assert_eq!(
-        f32::from_le_bytes(b[20..24].try_into().unwrap()),
-        -1.0,
-        "nx"
-    );
-    assert_eq!(
-        f32::from_le_bytes(b[32..36].try_into().unwrap()),
-        f32::INFINITY,
-        "miss t"
-    );
-    assert_eq!(
-        u32::from_le_bytes(b[36..40].try_into().unwrap()),
-        u32::MAX,
-        "miss geom"
-    );
+    assert_eq!(f32::from_le_bytes(b[20..24].try_into().unwrap()), -1.0, "nx");
+    assert_eq!(f32::from_le_bytes(b[32..36].try_into().unwrap()), f32::INFINITY, "miss t");
+    assert_eq!(u32::from_le_bytes(b[36..40].try_into().unwrap()), u32::MAX, "miss geom");
 
     let npy_in = dir.path().join("rays.npy");
     std::fs::write(&npy_in, npy("<f4", "(2, 8)", &f32_bytes(&rays))).unwrap();
     let npy_out = dir.path().join("hits.npy");
-    ok(&lanecast(&[
-        "cast",
-        s(&scene),
-        "--rays",
-        s(&npy_in),
-        "--out",
-        s(&npy_out),
-    ]));
+    ok(&lanecast(&["cast", s(&scene), "--rays", s(&npy_in), "--out", s(&npy_out)]));
     let (header, data) = read_npy(&std::fs::read(&npy_out).unwrap());
     assert!(header.contains("'shape': (2,)"), "{header}");
-    for field in [
-        "('t', '<f4')",
-        "('geom', '<u4')",
-        "('prim', '<u4')",
-        "('nz', '<f4')",
-    ] {
-        assert!(
-            header.replace('"', "'").contains(field),
-            "{header} lacks {field}"
-        );
+    for field in ["('t', '<f4')", "('geom', '<u4')", "('prim', '<u4')", "('nz', '<f4')"] {
+        assert!(header.replace('"', "'").contains(field), "{header} lacks {field}");
     }
     assert_eq!(data, b, "npy records equal the bin records");
     // (N, 6) rays are accepted too.
     let six: Vec<f32> = rays.chunks(8).flat_map(|r| r[..6].to_vec()).collect();
     std::fs::write(&npy_in, npy("<f4", "(2, 6)", &f32_bytes(&six))).unwrap();
-    ok(&lanecast(&[
-        "cast",
-        s(&scene),
-        "--rays",
-        s(&npy_in),
-        "--out",
-        s(&npy_out),
-    ]));
+    ok(&lanecast(&["cast", s(&scene), "--rays", s(&npy_in), "--out", s(&npy_out)]));
     assert_eq!(read_npy(&std::fs::read(&npy_out).unwrap()).1, b);
 }
 
@@ -281,47 +175,17 @@ fn cast_bin_and_npy_round_trip() {
 fn los_across_and_beside_a_wall() {
     let (dir, scene) = setup();
     let segs = dir.path().join("segs.csv");
-    std::fs::write(
-        &segs,
-        "ax,ay,az,bx,by,bz\n0,1,0,10,1,0\n0,1,20,10,1,20\n0,1,0,3.9,1,0\n",
-    )
-    .unwrap();
+    std::fs::write(&segs, "ax,ay,az,bx,by,bz\n0,1,0,10,1,0\n0,1,20,10,1,20\n0,1,0,3.9,1,0\n").unwrap();
     let out = dir.path().join("vis.csv");
-    ok(&lanecast(&[
-        "los",
-        s(&scene),
-        "--segments",
-        s(&segs),
-        "--out",
-        s(&out),
-    ]));
+    ok(&lanecast(&["los", s(&scene), "--segments", s(&segs), "--out", s(&out)]));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "visible\n0\n1\n1\n");
     let bin = dir.path().join("vis.bin");
-    ok(&lanecast(&[
-        "los",
-        s(&scene),
-        "--segments",
-        s(&segs),
-        "--out",
-        s(&bin),
-        "--backend",
-        "scalar",
-    ]));
+    ok(&lanecast(&["los", s(&scene), "--segments", s(&segs), "--out", s(&bin), "--backend", "scalar"]));
     assert_eq!(std::fs::read(&bin).unwrap(), vec![0, 1, 1]);
     let npy_out = dir.path().join("vis.npy");
-    ok(&lanecast(&[
-        "los",
-        s(&scene),
-        "--segments",
-        s(&segs),
-        "--out",
-        s(&npy_out),
-    ]));
+    ok(&lanecast(&["los", s(&scene), "--segments", s(&segs), "--out", s(&npy_out)]));
     let (header, data) = read_npy(&std::fs::read(&npy_out).unwrap());
-    assert!(
-        header.contains("|b1") && header.contains("(3,)"),
-        "{header}"
-    );
+    assert!(header.contains("|b1") && header.contains("(3,)"), "{header}");
     assert_eq!(data, vec![0, 1, 1]);
 }
 
@@ -330,37 +194,14 @@ fn render_writes_a_png_of_the_default_scene() {
     let dir = tempfile::tempdir().unwrap();
     for (mode, shade) in [("single", "normal"), ("packet", "depth"), ("packet", "ao")] {
         let png = dir.path().join(format!("{mode}-{shade}.png"));
-        let o = lanecast(&[
-            "render",
-            "-o",
-            s(&png),
-            "--width",
-            "80",
-            "--height",
-            "60",
-            "--mode",
-            mode,
-            "--shade",
-            shade,
-        ]);
+        let o =
+            lanecast(&["render", "-o", s(&png), "--width", "80", "--height", "60", "--mode", mode, "--shade", shade]);
         ok(&o);
-        assert!(
-            stdout(&o).contains("Mrays/s") && stdout(&o).contains("4800 rays"),
-            "{}",
-            stdout(&o)
-        );
+        assert!(stdout(&o).contains("Mrays/s") && stdout(&o).contains("4800 rays"), "{}", stdout(&o));
         let bytes = std::fs::read(&png).unwrap();
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
-        assert_eq!(
-            u32::from_be_bytes(bytes[16..20].try_into().unwrap()),
-            80,
-            "IHDR width"
-        );
-        assert_eq!(
-            u32::from_be_bytes(bytes[20..24].try_into().unwrap()),
-            60,
-            "IHDR height"
-        );
+        assert_eq!(u32::from_be_bytes(bytes[16..20].try_into().unwrap()), 80, "IHDR width");
+        assert_eq!(u32::from_be_bytes(bytes[20..24].try_into().unwrap()), 60, "IHDR height");
     }
 }
 
@@ -368,15 +209,8 @@ fn render_writes_a_png_of_the_default_scene() {
 fn info_and_bench_report() {
     let o = lanecast(&["info"]);
     ok(&o);
-    for key in [
-        "geometries:",
-        "triangles:",
-        "degenerate skipped",
-        "bvh nodes:",
-        "sah cost:",
-        "build time:",
-        "memory:",
-    ] {
+    for key in ["geometries:", "triangles:", "degenerate skipped", "bvh nodes:", "sah cost:", "build time:", "memory:"]
+    {
         assert!(stdout(&o).contains(key), "info lacks {key}: {}", stdout(&o));
     }
     let dir = tempfile::tempdir().unwrap();
@@ -384,8 +218,7 @@ fn info_and_bench_report() {
     let o = lanecast(&["bench", "--rays", "4096", "--json", s(&json)]);
     ok(&o);
     assert!(stdout(&o).starts_with("lanes: "), "{}", stdout(&o));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(v["lanes"].is_string() && v["scene"].is_string());
     let rows = v["rows"].as_array().unwrap();
     for q in [
@@ -411,45 +244,23 @@ fn bad_ray_files_exit_2_and_leave_no_output() {
     let (dir, scene) = setup();
     let out = dir.path().join("hits.csv");
     let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
-        (
-            "malformed.csv",
-            b"0,1,0,1,0,0\n0,1,0,abc,0,0\n".to_vec(),
-            vec!["malformed.csv", "line 2"],
-        ),
-        (
-            "columns.csv",
-            b"0,1,0,1,0,0\n0,1,0,1,0\n".to_vec(),
-            vec!["columns.csv", "line 2"],
-        ),
+        ("malformed.csv", b"0,1,0,1,0,0\n0,1,0,abc,0,0\n".to_vec(), vec!["malformed.csv", "line 2"]),
+        ("columns.csv", b"0,1,0,1,0,0\n0,1,0,1,0\n".to_vec(), vec!["columns.csv", "line 2"]),
         ("short.bin", f32_bytes(&[0.0; 9]), vec!["short.bin", "4"]),
-        (
-            "dtype.npy",
-            npy("<f8", "(1, 8)", &[0u8; 64]),
-            vec!["dtype.npy", "header"],
-        ),
-        (
-            "shape.npy",
-            npy("<f4", "(1, 7)", &[0u8; 28]),
-            vec!["shape.npy", "header"],
-        ),
+        ("dtype.npy", npy("<f8", "(1, 8)", &[0u8; 64]), vec!["dtype.npy", "header"]),
+        ("shape.npy", npy("<f4", "(1, 7)", &[0u8; 28]), vec!["shape.npy", "header"]),
         ("order.npy", npy("<f4", "(1, 8)", &[0u8; 32]), vec![]),
     ];
     for (name, bytes, needles) in cases {
         let bytes = if name == "order.npy" {
-            String::from_utf8_lossy(&bytes)
-                .replace("False", "True ")
-                .into_bytes()
+            String::from_utf8_lossy(&bytes).replace("False", "True ").into_bytes()
         } else {
             bytes
         };
         let p = dir.path().join(name);
         std::fs::write(&p, &bytes).unwrap();
         let o = lanecast(&["cast", s(&scene), "--rays", s(&p), "--out", s(&out)]);
-        let needles = if needles.is_empty() {
-            vec![name]
-        } else {
-            needles
-        };
+        let needles = if needles.is_empty() { vec![name] } else { needles };
         bad(&o, &needles);
         assert!(!out.exists(), "{name}: a failed run left {}", out.display());
         let leftovers: Vec<_> = std::fs::read_dir(dir.path())
@@ -457,65 +268,22 @@ fn bad_ray_files_exit_2_and_leave_no_output() {
             .flatten()
             .filter(|e| e.file_name().to_string_lossy().contains("tmp"))
             .collect();
-        assert!(
-            leftovers.is_empty(),
-            "{name}: temporary files left behind: {leftovers:?}"
-        );
+        assert!(leftovers.is_empty(), "{name}: temporary files left behind: {leftovers:?}");
     }
-    bad(
-        &lanecast(&[
-            "cast",
-            s(&scene),
-            "--rays",
-            s(&dir.path().join("missing.csv")),
-        ]),
-        &["missing.csv"],
-    );
-    bad(
-        &lanecast(&[
-            "los",
-            s(&scene),
-            "--segments",
-            s(&dir.path().join("missing.bin")),
-        ]),
-        &["missing.bin"],
-    );
+    bad(&lanecast(&["cast", s(&scene), "--rays", s(&dir.path().join("missing.csv"))]), &["missing.csv"]);
+    bad(&lanecast(&["los", s(&scene), "--segments", s(&dir.path().join("missing.bin"))]), &["missing.bin"]);
 }
 
 #[test]
 fn bad_scenes_exit_2_naming_file_and_place() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        (
-            "unknown_key.toml",
-            "[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\ncolour = 3\n",
-            "unknown_key.toml:4:",
-        ),
-        (
-            "negative.toml",
-            "[[sphere]]\ncenter = [0, 0, 0]\nradius = -1\n",
-            "negative.toml:3:",
-        ),
-        (
-            "box.toml",
-            "[[box]]\nmin = [1, 1, 1]\nmax = [0, 2, 2]\n",
-            "box.toml:",
-        ),
-        (
-            "normal.toml",
-            "[[plane]]\nnormal = [0, 0, 0]\nd = 1\n",
-            "normal.toml:",
-        ),
-        (
-            "mesh.toml",
-            "[[mesh]]\npath = \"nowhere.obj\"\n",
-            "nowhere.obj",
-        ),
-        (
-            "camera.toml",
-            "[camera]\neye = [0, 0, 0]\nlook_at = [0, 0, 0]\nfov_y_deg = 45\n",
-            "camera.toml:",
-        ),
+        ("unknown_key.toml", "[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\ncolour = 3\n", "unknown_key.toml:4:"),
+        ("negative.toml", "[[sphere]]\ncenter = [0, 0, 0]\nradius = -1\n", "negative.toml:3:"),
+        ("box.toml", "[[box]]\nmin = [1, 1, 1]\nmax = [0, 2, 2]\n", "box.toml:"),
+        ("normal.toml", "[[plane]]\nnormal = [0, 0, 0]\nd = 1\n", "normal.toml:"),
+        ("mesh.toml", "[[mesh]]\npath = \"nowhere.obj\"\n", "nowhere.obj"),
+        ("camera.toml", "[camera]\neye = [0, 0, 0]\nlook_at = [0, 0, 0]\nfov_y_deg = 45\n", "camera.toml:"),
         ("syntax.toml", "[[sphere]\ncenter = 1\n", "syntax.toml:1:"),
     ];
     for (name, text, needle) in cases {
@@ -526,8 +294,5 @@ fn bad_scenes_exit_2_naming_file_and_place() {
         bad(&lanecast(&["render", s(&p), "-o", s(&png)]), &[name]);
         assert!(!png.exists());
     }
-    bad(
-        &lanecast(&["info", s(&dir.path().join("absent.toml"))]),
-        &["absent.toml"],
-    );
+    bad(&lanecast(&["info", s(&dir.path().join("absent.toml"))]), &["absent.toml"]);
 }

@@ -4,8 +4,8 @@
 
 use glam::Vec3;
 use lanecast::io::{
-    Format, HitWriter, InputKind, IoError, RayReader, VisWriter, read_hits, read_visibility,
-    write_f32_records, write_rays, write_segments,
+    Format, HitWriter, InputKind, IoError, RayReader, VisWriter, read_hits, read_visibility, write_f32_records,
+    write_rays, write_segments,
 };
 use lanecast::{Hit, HitSoa, Mask, Ray, RaySoa};
 use std::path::Path;
@@ -18,12 +18,7 @@ fn path(dir: &TempDir, name: &str) -> String {
 }
 
 /// Every ray of the file, read in chunks of `chunk`.
-fn read_all(
-    path: &str,
-    format: Format,
-    kind: InputKind,
-    chunk: usize,
-) -> Result<Vec<Ray>, IoError> {
+fn read_all(path: &str, format: Format, kind: InputKind, chunk: usize) -> Result<Vec<Ray>, IoError> {
     let mut r = RayReader::open(path, format, kind)?;
     let mut out = Vec::new();
     while let Some(soa) = r.next_chunk(chunk)? {
@@ -40,19 +35,14 @@ fn same(a: f32, b: f32) -> bool {
 }
 
 fn ray_vals(r: &Ray) -> [f32; 8] {
-    [
-        r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max,
-    ]
+    [r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max]
 }
 
 fn assert_same_rays(got: &[Ray], want: &[Ray], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: count");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let (g, w) = (ray_vals(g), ray_vals(w));
-        assert!(
-            g.iter().zip(&w).all(|(a, b)| same(*a, *b)),
-            "{what}: ray {i}: got {g:?}, want {w:?}"
-        );
+        assert!(g.iter().zip(&w).all(|(a, b)| same(*a, *b)), "{what}: ray {i}: got {g:?}, want {w:?}");
     }
 }
 
@@ -98,12 +88,7 @@ fn test_rays() -> Vec<Ray> {
     let mut rays: Vec<Ray> = (0..40)
         .map(|i| {
             let f = |k: usize| v[(i * 7 + k * 3) % v.len()];
-            Ray::with_interval(
-                Vec3::new(f(0), f(1), f(2)),
-                Vec3::new(f(3), f(4), f(5)),
-                f(6),
-                f(7),
-            )
+            Ray::with_interval(Vec3::new(f(0), f(1), f(2)), Vec3::new(f(3), f(4), f(5)), f(6), f(7))
         })
         .collect();
     rays.push(Ray::new(Vec3::new(0.0, 1.0, -5.0), Vec3::Z));
@@ -136,11 +121,7 @@ fn test_hits(n: usize) -> HitSoa {
             &Hit {
                 t: (i as f32) * 0.37 + 1e-3,
                 geom: (i % 5) as u32,
-                prim: if i % 7 == 0 {
-                    u32::MAX - 1
-                } else {
-                    (i * 13) as u32
-                },
+                prim: if i % 7 == 0 { u32::MAX - 1 } else { (i * 13) as u32 },
                 u: f(0),
                 v: f(1),
                 normal: Vec3::new(f(2), -f(3), f(4)),
@@ -188,19 +169,14 @@ fn rays_round_trip_in_every_format() {
 fn six_column_rays_get_the_default_interval() {
     let dir = tempfile::tempdir().unwrap();
     let vals: Vec<f32> = (0..60).map(|i| i as f32 * 0.5 - 3.0).collect();
-    let want: Vec<Ray> = vals
-        .chunks_exact(6)
-        .map(|c| Ray::new(Vec3::new(c[0], c[1], c[2]), Vec3::new(c[3], c[4], c[5])))
-        .collect();
+    let want: Vec<Ray> =
+        vals.chunks_exact(6).map(|c| Ray::new(Vec3::new(c[0], c[1], c[2]), Vec3::new(c[3], c[4], c[5]))).collect();
     for format in [Format::Csv, Format::Npy] {
         let p = path(&dir, &format!("rays6.{format}"));
         write_f32_records(&p, format, 6, &vals, Some("ox,oy,oz,dx,dy,dz")).unwrap();
         let got = read_all(&p, format, InputKind::Rays, 3).unwrap();
         assert_same_rays(&got, &want, &format.to_string());
-        assert!(
-            got.iter()
-                .all(|r| r.t_min == 0.0 && r.t_max == f32::INFINITY)
-        );
+        assert!(got.iter().all(|r| r.t_min == 0.0 && r.t_max == f32::INFINITY));
     }
 }
 
@@ -261,8 +237,7 @@ fn hit_npy_header_is_aligned_and_carries_the_final_shape() {
     let hits = test_hits(12_345);
     let mut w = HitWriter::create(&p, Format::Npy).unwrap();
     for a in (0..hits.len()).step_by(1000) {
-        w.write(&hit_slice(&hits, a, (a + 1000).min(hits.len())))
-            .unwrap();
+        w.write(&hit_slice(&hits, a, (a + 1000).min(hits.len()))).unwrap();
     }
     w.finish().unwrap();
     let bytes = std::fs::read(&p).unwrap();
@@ -286,16 +261,10 @@ fn hit_npy_header_is_aligned_and_carries_the_final_shape() {
 
     // An empty result is a valid (0,) array.
     let p0 = path(&dir, "empty.npy");
-    HitWriter::create(&p0, Format::Npy)
-        .unwrap()
-        .finish()
-        .unwrap();
+    HitWriter::create(&p0, Format::Npy).unwrap().finish().unwrap();
     assert_eq!(read_hits(&p0, Format::Npy).unwrap().len(), 0);
     let v0 = path(&dir, "empty_vis.npy");
-    VisWriter::create(&v0, Format::Npy)
-        .unwrap()
-        .finish()
-        .unwrap();
+    VisWriter::create(&v0, Format::Npy).unwrap().finish().unwrap();
     assert!(read_visibility(&v0, Format::Npy).unwrap().is_empty());
 }
 
@@ -328,9 +297,8 @@ fn visibility_round_trips_in_every_format() {
 fn chunks_are_bounded_and_in_order() {
     let dir = tempfile::tempdir().unwrap();
     const N: usize = 10_001;
-    let rays: Vec<Ray> = (0..N)
-        .map(|i| Ray::with_interval(Vec3::new(i as f32, 0.0, 0.0), Vec3::Y, 0.0, i as f32))
-        .collect();
+    let rays: Vec<Ray> =
+        (0..N).map(|i| Ray::with_interval(Vec3::new(i as f32, 0.0, 0.0), Vec3::Y, 0.0, i as f32)).collect();
     for format in FORMATS {
         let p = path(&dir, &format!("big.{format}"));
         write_rays(&p, format, &rays).unwrap();
@@ -373,10 +341,7 @@ fn csv_input_rules() {
     let got = read_all(&p, Format::Csv, InputKind::Rays, 2).unwrap();
     assert_eq!(got.len(), 4);
     assert_eq!(got[0], Ray::new(Vec3::new(1.0, 2.0, 3.0), -Vec3::Z));
-    assert_eq!(
-        got[1],
-        Ray::with_interval(Vec3::new(4.0, 5.0, 6.0), Vec3::X, 0.5, 2.0)
-    );
+    assert_eq!(got[1], Ray::with_interval(Vec3::new(4.0, 5.0, 6.0), Vec3::X, 0.5, 2.0));
     let v = ray_vals(&got[2]);
     assert_eq!(v[0], f32::INFINITY);
     assert_eq!(v[1], f32::NEG_INFINITY);
@@ -384,46 +349,24 @@ fn csv_input_rules() {
     assert_eq!(v[4], f32::INFINITY);
     assert_eq!(v[5].to_bits(), (-0.0f32).to_bits());
     assert_eq!((v[6], v[7]), (1e-3, f32::INFINITY));
-    assert!(
-        !got[2].is_valid(),
-        "NaN rays are read, and are invalid (misses)"
-    );
-    assert_eq!(
-        got[3],
-        Ray::new(Vec3::new(100.0, 2.0, 0.5), Vec3::new(5.0, 0.0, 1.0))
-    );
+    assert!(!got[2].is_valid(), "NaN rays are read, and are invalid (misses)");
+    assert_eq!(got[3], Ray::new(Vec3::new(100.0, 2.0, 0.5), Vec3::new(5.0, 0.0, 1.0)));
 
     // No header at all; a file of comments only is empty, not an error.
     let p2 = path(&dir, "noheader.csv");
     std::fs::write(&p2, "0,0,0,1,1,1\n").unwrap();
-    assert_eq!(
-        read_all(&p2, Format::Csv, InputKind::Segments, 5)
-            .unwrap()
-            .len(),
-        1
-    );
+    assert_eq!(read_all(&p2, Format::Csv, InputKind::Segments, 5).unwrap().len(), 1);
     let p3 = path(&dir, "empty.csv");
     std::fs::write(&p3, "# nothing\n\n").unwrap();
-    assert!(
-        read_all(&p3, Format::Csv, InputKind::Rays, 5)
-            .unwrap()
-            .is_empty()
-    );
+    assert!(read_all(&p3, Format::Csv, InputKind::Rays, 5).unwrap().is_empty());
     let p4 = path(&dir, "zero.bin");
     std::fs::write(&p4, b"").unwrap();
-    assert!(
-        read_all(&p4, Format::Bin, InputKind::Rays, 5)
-            .unwrap()
-            .is_empty()
-    );
+    assert!(read_all(&p4, Format::Bin, InputKind::Rays, 5).unwrap().is_empty());
 }
 
 #[test]
 fn formats_come_from_extensions_or_names() {
-    assert_eq!(
-        Format::from_path(Path::new("x/rays.npy")),
-        Some(Format::Npy)
-    );
+    assert_eq!(Format::from_path(Path::new("x/rays.npy")), Some(Format::Npy));
     assert_eq!(Format::from_path(Path::new("rays.BIN")), Some(Format::Bin));
     assert_eq!(Format::from_path(Path::new("rays.csv")), Some(Format::Csv));
     assert_eq!(Format::from_path(Path::new("rays.txt")), None);
@@ -432,10 +375,7 @@ fn formats_come_from_extensions_or_names() {
     assert!("parquet".parse::<Format>().is_err());
     assert_eq!(Format::resolve("-", None).unwrap(), Format::Csv);
     assert_eq!(Format::resolve("a.bin", None).unwrap(), Format::Bin);
-    assert_eq!(
-        Format::resolve("a.dat", Some(Format::Bin)).unwrap(),
-        Format::Bin
-    );
+    assert_eq!(Format::resolve("a.dat", Some(Format::Bin)).unwrap(), Format::Bin);
     let e = Format::resolve("a.dat", None).unwrap_err();
     assert!(e.to_string().starts_with("a.dat: "), "{e}");
 }
@@ -446,10 +386,7 @@ fn read_err(path: &str, format: Format, kind: InputKind, place: &str) -> String 
     let text = e.to_string();
     let file = Path::new(path).file_name().unwrap().to_str().unwrap();
     assert!(text.contains(file), "error does not name the file: {text}");
-    assert!(
-        text.contains(place),
-        "error does not name the place {place:?}: {text}"
-    );
+    assert!(text.contains(place), "error does not name the place {place:?}: {text}");
     assert_eq!(e.path, path);
     text
 }
@@ -465,10 +402,7 @@ fn bad_csv_is_an_error_naming_file_and_line() {
     let rays = InputKind::Rays;
     let segs = InputKind::Segments;
 
-    let p = write(
-        "count.csv",
-        "ox,oy,oz,dx,dy,dz\n0,0,0,1,0,0\n# c\n1,2,3,4,5\n",
-    );
+    let p = write("count.csv", "ox,oy,oz,dx,dy,dz\n0,0,0,1,0,0\n# c\n1,2,3,4,5\n");
     let e = read_err(&p, Format::Csv, rays, ":line 4:");
     assert!(e.contains("expected 6 or 8") && e.contains("got 5"), "{e}");
 
@@ -482,17 +416,11 @@ fn bad_csv_is_an_error_naming_file_and_line() {
 
     let p = write("text.csv", "1,2,3,4,5,6\n1,2,abc,4,5,6\n");
     let e = read_err(&p, Format::Csv, rays, ":line 2:");
-    assert!(
-        e.contains("column 3") && e.contains("oz") && e.contains("\"abc\""),
-        "{e}"
-    );
+    assert!(e.contains("column 3") && e.contains("oz") && e.contains("\"abc\""), "{e}");
 
     let p = write("segtext.csv", "ax,ay,az,bx,by,bz\n1,2,3,4,5,1.2.3\n");
     let e = read_err(&p, Format::Csv, segs, ":line 2:");
-    assert!(
-        e.contains("column 6") && e.contains("bz") && e.contains("1.2.3"),
-        "{e}"
-    );
+    assert!(e.contains("column 6") && e.contains("bz") && e.contains("1.2.3"), "{e}");
 
     let p = write("empty_field.csv", "1,2,3,,5,6\n");
     let e = read_err(&p, Format::Csv, rays, ":line 1:");
@@ -542,10 +470,7 @@ fn bad_bin_is_an_error_naming_file_and_record() {
     let p = path(&dir, "hits.bin");
     std::fs::write(&p, vec![0u8; 33]).unwrap();
     let e = read_hits(&p, Format::Bin).unwrap_err().to_string();
-    assert!(
-        e.contains("hits.bin:record 1") && e.contains("1 bytes left over"),
-        "{e}"
-    );
+    assert!(e.contains("hits.bin:record 1") && e.contains("1 bytes left over"), "{e}");
     let p = path(&dir, "vis.bin");
     std::fs::write(&p, [1u8, 0, 7]).unwrap();
     let e = read_visibility(&p, Format::Bin).unwrap_err().to_string();
@@ -581,14 +506,8 @@ fn foreign_npy_headers_are_accepted() {
     let dir = tempfile::tempdir().unwrap();
     let vals: Vec<f32> = (0..16).map(|i| i as f32).collect();
     for (i, (ver, dict)) in [
-        (
-            1,
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 8), }",
-        ),
-        (
-            2,
-            "{\"shape\": (2, 8), \"descr\": \"<f4\", \"fortran_order\": False}",
-        ),
+        (1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 8), }"),
+        (2, "{\"shape\": (2, 8), \"descr\": \"<f4\", \"fortran_order\": False}"),
         (3, "{'descr':'<f4','fortran_order':False,'shape':(2L,8L)}"),
     ]
     .into_iter()
@@ -598,10 +517,7 @@ fn foreign_npy_headers_are_accepted() {
         std::fs::write(&p, npy_file(ver, dict, &f32_bytes(&vals))).unwrap();
         let got = read_all(&p, Format::Npy, InputKind::Rays, 10).unwrap();
         assert_eq!(got.len(), 2);
-        assert_eq!(
-            ray_vals(&got[1]),
-            [8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]
-        );
+        assert_eq!(ray_vals(&got[1]), [8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]);
     }
 }
 
@@ -632,21 +548,15 @@ fn bad_npy_is_an_error_naming_file_and_place() {
     let e = read_err(&p, Format::Npy, rays, ":header:");
     assert!(e.contains("version 4.0"), "{e}");
 
-    for (name, descr) in [
-        ("f8.npy", "'<f8'"),
-        ("big_endian.npy", "'>f4'"),
-        ("int.npy", "'<i4'"),
-        ("structured.npy", "[('x', '<f4')]"),
-    ] {
+    for (name, descr) in
+        [("f8.npy", "'<f8'"), ("big_endian.npy", "'>f4'"), ("int.npy", "'<i4'"), ("structured.npy", "[('x', '<f4')]")]
+    {
         let p = write(name, npy_file(1, &dict(descr, "False", "(3, 8)"), &data));
         let e = read_err(&p, Format::Npy, rays, ":header:");
         assert!(e.contains("'<f4'") && e.contains(descr), "{e}");
     }
 
-    let p = write(
-        "fortran.npy",
-        npy_file(1, &dict("'<f4'", "True", "(3, 8)"), &data),
-    );
+    let p = write("fortran.npy", npy_file(1, &dict("'<f4'", "True", "(3, 8)"), &data));
     let e = read_err(&p, Format::Npy, rays, ":header:");
     assert!(e.contains("fortran_order"), "{e}");
 
@@ -665,10 +575,7 @@ fn bad_npy_is_an_error_naming_file_and_place() {
     for (name, text) in [
         ("nodict.npy", "[1, 2]"),
         ("missing_key.npy", "{'descr': '<f4', 'shape': (3, 8)}"),
-        (
-            "extra_key.npy",
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 8), 'x': 1}",
-        ),
+        ("extra_key.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 8), 'x': 1}"),
         ("garbled.npy", "{'descr': '<f4', 'fortran_order': Fals"),
     ] {
         let p = write(name, npy_file(1, text, &data));
@@ -693,24 +600,12 @@ fn bad_npy_is_an_error_naming_file_and_place() {
     assert!(e.contains("4 bytes"), "{e}");
 
     // Hit and visibility files need their own dtypes.
-    let p = write(
-        "hits_as_f4.npy",
-        npy_file(1, &dict("'<f4'", "False", "(3,)"), &[0; 12]),
-    );
+    let p = write("hits_as_f4.npy", npy_file(1, &dict("'<f4'", "False", "(3,)"), &[0; 12]));
     let e = read_hits(&p, Format::Npy).unwrap_err().to_string();
-    assert!(
-        e.contains("hits_as_f4.npy:header:") && e.contains("dtype"),
-        "{e}"
-    );
-    let p = write(
-        "vis_2d.npy",
-        npy_file(1, &dict("'|b1'", "False", "(3, 1)"), &[0; 3]),
-    );
+    assert!(e.contains("hits_as_f4.npy:header:") && e.contains("dtype"), "{e}");
+    let p = write("vis_2d.npy", npy_file(1, &dict("'|b1'", "False", "(3, 1)"), &[0; 3]));
     let e = read_visibility(&p, Format::Npy).unwrap_err().to_string();
-    assert!(
-        e.contains("vis_2d.npy:header:") && e.contains("shape"),
-        "{e}"
-    );
+    assert!(e.contains("vis_2d.npy:header:") && e.contains("shape"), "{e}");
 }
 
 #[test]
@@ -723,15 +618,11 @@ fn missing_files_directories_and_stdio_misuse_are_errors() {
         assert!(e.message.contains("cannot open"), "{e}");
     }
     let d = dir.path().to_string_lossy().into_owned();
-    let e = RayReader::open(&d, Format::Bin, InputKind::Rays)
-        .err()
-        .unwrap();
+    let e = RayReader::open(&d, Format::Bin, InputKind::Rays).err().unwrap();
     assert!(e.to_string().contains("directory"), "{e}");
     let e = HitWriter::create(&d, Format::Csv).err().unwrap();
     assert!(e.to_string().contains("directory"), "{e}");
-    let e = HitWriter::create(&path(&dir, "no/such/dir/hits.csv"), Format::Csv)
-        .err()
-        .unwrap();
+    let e = HitWriter::create(&path(&dir, "no/such/dir/hits.csv"), Format::Csv).err().unwrap();
     assert!(e.to_string().contains("hits.csv"), "{e}");
 
     for format in [Format::Bin, Format::Npy] {
@@ -804,14 +695,8 @@ fn streams_without_a_known_size_are_checked_while_reading() {
 
     let mut cut = bin.clone();
     cut.truncate(5 * 32 + 9);
-    let e = read_through_pipe(&dir, "p2", cut, Format::Bin, InputKind::Rays)
-        .unwrap()
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("p2:record 5") && e.contains("9 bytes left over"),
-        "{e}"
-    );
+    let e = read_through_pipe(&dir, "p2", cut, Format::Bin, InputKind::Rays).unwrap().unwrap_err().to_string();
+    assert!(e.contains("p2:record 5") && e.contains("9 bytes left over"), "{e}");
 
     let npy = path(&dir, "src.npy");
     write_rays(&npy, Format::Npy, &rays).unwrap();
@@ -820,30 +705,19 @@ fn streams_without_a_known_size_are_checked_while_reading() {
     assert_same_rays(&got.unwrap(), &rays, "npy through a pipe");
 
     let short = npy[..npy.len() - 40].to_vec();
-    let e = read_through_pipe(&dir, "p4", short, Format::Npy, InputKind::Rays)
-        .unwrap()
-        .unwrap_err()
-        .to_string();
+    let e = read_through_pipe(&dir, "p4", short, Format::Npy, InputKind::Rays).unwrap().unwrap_err().to_string();
     assert!(e.contains("p4:record 40") && e.contains("shorter"), "{e}");
 
     let mut long = npy.clone();
     long.extend_from_slice(b"junk");
-    let e = read_through_pipe(&dir, "p5", long, Format::Npy, InputKind::Rays)
-        .unwrap()
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("p5:record 42") && e.contains("unexpected data"),
-        "{e}"
-    );
+    let e = read_through_pipe(&dir, "p5", long, Format::Npy, InputKind::Rays).unwrap().unwrap_err().to_string();
+    assert!(e.contains("p5:record 42") && e.contains("unexpected data"), "{e}");
 }
 
 /// Names in `dir`, sorted.
 fn listing(dir: &TempDir) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -860,10 +734,7 @@ fn writers_are_atomic() {
             // Only a hidden temporary exists while writing.
             let names = listing(&dir);
             assert_eq!(names.len(), 1, "{names:?}");
-            assert!(
-                names[0].starts_with(&format!(".out.{format}.tmp-")),
-                "{names:?}"
-            );
+            assert!(names[0].starts_with(&format!(".out.{format}.tmp-")), "{names:?}");
             // Dropped without finish(): as if the run failed.
         }
         assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
@@ -879,11 +750,7 @@ fn writers_are_atomic() {
         w.write(&hits).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"old");
         drop(w);
-        assert_eq!(
-            std::fs::read(&p).unwrap(),
-            b"old",
-            "a failed run keeps the old file"
-        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"old", "a failed run keeps the old file");
         let mut w = HitWriter::create(&p, format).unwrap();
         w.write(&hits).unwrap();
         w.finish().unwrap();
@@ -896,10 +763,7 @@ fn writers_are_atomic() {
     let mut w = VisWriter::create(&name, Format::Csv).unwrap();
     w.write(&[true, false]).unwrap();
     w.finish().unwrap();
-    assert_eq!(
-        read_visibility(&name, Format::Csv).unwrap(),
-        vec![true, false]
-    );
+    assert_eq!(read_visibility(&name, Format::Csv).unwrap(), vec![true, false]);
     std::fs::remove_file(&name).unwrap();
 }
 
@@ -921,18 +785,12 @@ fn readers_and_writers_can_move_to_other_threads() {
 fn read_chunks_are_ray_soas_with_invalid_padding() {
     let dir = tempfile::tempdir().unwrap();
     let p = path(&dir, "pad.bin");
-    let rays: Vec<Ray> = (0..5)
-        .map(|i| Ray::new(Vec3::splat(i as f32), Vec3::X))
-        .collect();
+    let rays: Vec<Ray> = (0..5).map(|i| Ray::new(Vec3::splat(i as f32), Vec3::X)).collect();
     write_rays(&p, Format::Bin, &rays).unwrap();
     let mut r = RayReader::open(&p, Format::Bin, InputKind::Rays).unwrap();
     let soa: RaySoa = r.next_chunk(100).unwrap().unwrap();
     assert_eq!(soa.len(), 5);
-    assert_eq!(
-        soa.packet::<lanecast::F32x8>(0).active().bitmask(),
-        0b1_1111,
-        "padding lanes are inactive"
-    );
+    assert_eq!(soa.packet::<lanecast::F32x8>(0).active().bitmask(), 0b1_1111, "padding lanes are inactive");
     assert_eq!(r.kind(), InputKind::Rays);
     assert_eq!(r.format(), Format::Bin);
     assert!(r.next_chunk(0).unwrap().is_none());
@@ -1046,47 +904,19 @@ print('numpy check ok')
     );
     println!("{}", String::from_utf8_lossy(&out.stdout).trim());
 
-    let seg = read_all(
-        &path(&dir, "np_segs.npy"),
-        Format::Npy,
-        InputKind::Segments,
-        2,
-    )
-    .unwrap();
+    let seg = read_all(&path(&dir, "np_segs.npy"), Format::Npy, InputKind::Segments, 2).unwrap();
     assert_eq!(seg.len(), 5);
-    assert_eq!(
-        seg[1],
-        Ray::segment(Vec3::new(6.0, 7.0, 8.0), Vec3::new(9.0, 10.0, 11.0))
-    );
+    assert_eq!(seg[1], Ray::segment(Vec3::new(6.0, 7.0, 8.0), Vec3::new(9.0, 10.0, 11.0)));
     let r6 = read_all(&path(&dir, "np_rays6.npy"), Format::Npy, InputKind::Rays, 2).unwrap();
-    assert_eq!(
-        r6[4],
-        Ray::new(Vec3::new(24.0, 25.0, 26.0), Vec3::new(27.0, 28.0, 29.0))
-    );
+    assert_eq!(r6[4], Ray::new(Vec3::new(24.0, 25.0, 26.0), Vec3::new(27.0, 28.0, 29.0)));
     let r8 = read_all(&path(&dir, "np_rays8.npy"), Format::Npy, InputKind::Rays, 2).unwrap();
-    assert_eq!(
-        ray_vals(&r8[2]),
-        [16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0]
-    );
-    read_err(
-        &path(&dir, "np_f64.npy"),
-        Format::Npy,
-        InputKind::Rays,
-        ":header:",
-    );
-    read_err(
-        &path(&dir, "np_fortran.npy"),
-        Format::Npy,
-        InputKind::Rays,
-        ":header:",
-    );
+    assert_eq!(ray_vals(&r8[2]), [16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0]);
+    read_err(&path(&dir, "np_f64.npy"), Format::Npy, InputKind::Rays, ":header:");
+    read_err(&path(&dir, "np_fortran.npy"), Format::Npy, InputKind::Rays, ":header:");
     assert_same_hits(
         &read_hits(&path(&dir, "np_hits.npy"), Format::Npy).unwrap(),
         &hit_slice(&hits, 0, 10),
         "numpy hits",
     );
-    assert_eq!(
-        read_visibility(&path(&dir, "np_vis.npy"), Format::Npy).unwrap(),
-        vis[..10].to_vec()
-    );
+    assert_eq!(read_visibility(&path(&dir, "np_vis.npy"), Format::Npy).unwrap(), vis[..10].to_vec());
 }

@@ -17,35 +17,20 @@ use lanecast::{Lanes, Mask, Ray, RayPacket, RaySoa};
 // Packing helpers.
 
 fn ray_nums(r: &Ray) -> [f32; 8] {
-    [
-        r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max,
-    ]
+    [r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max]
 }
 fn ray_from(n: &[f32]) -> Ray {
-    Ray::with_interval(
-        Vec3::from_slice(&n[0..3]),
-        Vec3::from_slice(&n[3..6]),
-        n[6],
-        n[7],
-    )
+    Ray::with_interval(Vec3::from_slice(&n[0..3]), Vec3::from_slice(&n[3..6]), n[6], n[7])
 }
 fn v3(n: &[f32], i: usize) -> Vec3 {
     Vec3::from_slice(&n[i..i + 3])
 }
 
 fn packet<L: Lanes>(rays: &[Ray], orient: Orient) -> RayPacket<L> {
-    if orient == Orient::SplatFirst {
-        RayPacket::splat(&rays[0])
-    } else {
-        RayPacket::from_rays(rays)
-    }
+    if orient == Orient::SplatFirst { RayPacket::splat(&rays[0]) } else { RayPacket::from_rays(rays) }
 }
 fn prim_lanes<P: Primitive, L: Lanes>(prims: &[P], orient: Orient) -> P::Lanes<L> {
-    if orient == Orient::SplatSecond {
-        prims[0].splat_lanes()
-    } else {
-        Soa::from_slice(prims).lanes(0)
-    }
+    if orient == Orient::SplatSecond { prims[0].splat_lanes() } else { Soa::from_slice(prims).lanes(0) }
 }
 fn vec_lanes<L: Lanes>(v: &[Vec3]) -> Vec3x<L> {
     let mut c = [[0.0f32; 8]; 3];
@@ -59,11 +44,7 @@ fn vec_lanes<L: Lanes>(v: &[Vec3]) -> Vec3x<L> {
 fn no_nan<L: Lanes>(name: &str, vals: &[L]) {
     for v in vals {
         for i in 0..L::N {
-            assert!(
-                !v.lane(i).is_nan(),
-                "{name}: lane {i} of a {} result is NaN: {vals:?}",
-                L::NAME
-            );
+            assert!(!v.lane(i).is_nan(), "{name}: lane {i} of a {} result is NaN: {vals:?}", L::NAME);
         }
     }
 }
@@ -85,11 +66,7 @@ fn perturb_ray(rng: &mut Rng, r: &Ray, s: f32) -> Ray {
 }
 
 fn aim(rng: &mut Rng, o: Vec3, target: Vec3) -> Vec3 {
-    let d = if rng.f32() < 0.1 {
-        rng.unit_vec3()
-    } else {
-        (target - o) * 10f32.powf(rng.range(-2.0, 2.0))
-    };
+    let d = if rng.f32() < 0.1 { rng.unit_vec3() } else { (target - o) * 10f32.powf(rng.range(-2.0, 2.0)) };
     zero_some(rng, d, 0.05)
 }
 
@@ -105,25 +82,14 @@ struct RaySphereCase<const K: u8> {
 impl<const K: u8> RaySphereCase<K> {
     fn random(rng: &mut Rng) -> Self {
         let k = magnitude(rng);
-        let off = if rng.f32() < 0.2 {
-            rng.vec3(-1e3, 1e3)
-        } else {
-            Vec3::ZERO
-        };
+        let off = if rng.f32() < 0.2 { rng.vec3(-1e3, 1e3) } else { Vec3::ZERO };
         let c = rng.vec3(-10.0, 10.0);
         let r = 10f32.powf(rng.range(-2.0, 0.7));
-        let o = if rng.f32() < 0.15 {
-            c + rng.unit_vec3() * r * rng.f32()
-        } else {
-            rng.vec3(-20.0, 20.0)
-        };
+        let o = if rng.f32() < 0.15 { c + rng.unit_vec3() * r * rng.f32() } else { rng.vec3(-20.0, 20.0) };
         let target = c + rng.unit_vec3() * r * rng.range(0.0, 1.6);
         let d = aim(rng, o, target);
         let (t0, t1) = interval(rng);
-        Self {
-            ray: Ray::with_interval(o * k + off, d * k, t0, t1),
-            s: Sphere::new(c * k + off, r * k),
-        }
+        Self { ray: Ray::with_interval(o * k + off, d * k, t0, t1), s: Sphere::new(c * k + off, r * k) }
     }
     fn scale(&self) -> f32 {
         sane((self.ray.origin - self.s.center).length() + self.s.radius.abs())
@@ -140,19 +106,11 @@ impl<const K: u8> RaySphereCase<K> {
     }
     fn numbers_(&self) -> Vec<f32> {
         let mut n = ray_nums(&self.ray).to_vec();
-        n.extend([
-            self.s.center.x,
-            self.s.center.y,
-            self.s.center.z,
-            self.s.radius,
-        ]);
+        n.extend([self.s.center.x, self.s.center.y, self.s.center.z, self.s.radius]);
         n
     }
     fn from_(n: &[f32]) -> Self {
-        Self {
-            ray: ray_from(n),
-            s: Sphere::new(v3(n, 8), n[11]),
-        }
+        Self { ray: ray_from(n), s: Sphere::new(v3(n, 8), n[11]) }
     }
     fn share_(&mut self, from: &Self, o: Orient) {
         match o {
@@ -162,17 +120,13 @@ impl<const K: u8> RaySphereCase<K> {
         }
     }
     fn split(cases: &[Self]) -> (Vec<Ray>, Vec<Sphere>) {
-        (
-            cases.iter().map(|c| c.ray).collect(),
-            cases.iter().map(|c| c.s).collect(),
-        )
+        (cases.iter().map(|c| c.ray).collect(), cases.iter().map(|c| c.s).collect())
     }
 }
 
 macro_rules! ray_prim_case_common {
     () => {
-        const ORIENTS: &'static [Orient] =
-            &[Orient::Pairs, Orient::SplatFirst, Orient::SplatSecond];
+        const ORIENTS: &'static [Orient] = &[Orient::Pairs, Orient::SplatFirst, Orient::SplatSecond];
         fn perturb(&self, rng: &mut Rng) -> Self {
             self.perturb_(rng)
         }
@@ -196,17 +150,11 @@ impl Case for RaySphereCase<0> {
     }
     fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<bool> {
         let (rays, spheres) = Self::split(cases);
-        let m = ray_sphere::test_lanes(
-            &packet::<L>(&rays, o),
-            &prim_lanes::<Sphere, L>(&spheres, o),
-        );
+        let m = ray_sphere::test_lanes(&packet::<L>(&rays, o), &prim_lanes::<Sphere, L>(&spheres, o));
         (0..cases.len()).map(|i| m.lane(i)).collect()
     }
     fn sig(&self, out: &bool) -> Sig {
-        Sig {
-            discrete: vec![*out],
-            cont: vec![],
-        }
+        Sig { discrete: vec![*out], cont: vec![] }
     }
 }
 
@@ -218,20 +166,12 @@ impl Case for RaySphereCase<1> {
     }
     fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<Option<f32>> {
         let (rays, spheres) = Self::split(cases);
-        let (m, t) = ray_sphere::intersect_lanes(
-            &packet::<L>(&rays, o),
-            &prim_lanes::<Sphere, L>(&spheres, o),
-        );
+        let (m, t) = ray_sphere::intersect_lanes(&packet::<L>(&rays, o), &prim_lanes::<Sphere, L>(&spheres, o));
         no_nan("ray_sphere::intersect", &[t]);
-        (0..cases.len())
-            .map(|i| opt_t(m.lane(i), t.lane(i)))
-            .collect()
+        (0..cases.len()).map(|i| opt_t(m.lane(i), t.lane(i))).collect()
     }
     fn sig(&self, out: &Option<f32>) -> Sig {
-        Sig {
-            discrete: vec![out.is_some()],
-            cont: vec![t_sig(*out, self.tscale())],
-        }
+        Sig { discrete: vec![out.is_some()], cont: vec![t_sig(*out, self.tscale())] }
     }
 }
 
@@ -243,20 +183,10 @@ impl Case for RaySphereCase<2> {
     }
     fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<Self::Out> {
         let (rays, spheres) = Self::split(cases);
-        let x = segment_sphere::crossings_lanes(
-            &packet::<L>(&rays, o),
-            &prim_lanes::<Sphere, L>(&spheres, o),
-        );
+        let x = segment_sphere::crossings_lanes(&packet::<L>(&rays, o), &prim_lanes::<Sphere, L>(&spheres, o));
         no_nan(
             &format!("segment_sphere {cases:?}"),
-            &[
-                x.t_enter,
-                x.t_exit,
-                x.n_enter.x,
-                x.n_enter.y,
-                x.n_enter.z,
-                x.n_exit.x,
-            ],
+            &[x.t_enter, x.t_exit, x.n_enter.x, x.n_enter.y, x.n_enter.z, x.n_exit.x],
         );
         (0..cases.len()).map(|i| x.lane(i)).collect()
     }
@@ -269,10 +199,7 @@ impl Case for RaySphereCase<2> {
             let n = c.map_or(Vec3::ZERO, |c| c.normal);
             cont.extend([(n.x, ns), (n.y, ns), (n.z, ns)]);
         }
-        Sig {
-            discrete: vec![out.enter.is_some(), out.exit.is_some()],
-            cont,
-        }
+        Sig { discrete: vec![out.enter.is_some(), out.exit.is_some()], cont }
     }
 }
 
@@ -287,11 +214,7 @@ struct RayBoxCase {
 
 fn gen_box(rng: &mut Rng, lo: f32, hi: f32) -> Aabb {
     let c = rng.vec3(-10.0, 10.0);
-    let mut h = Vec3::new(
-        10f32.powf(rng.range(lo, hi)),
-        10f32.powf(rng.range(lo, hi)),
-        10f32.powf(rng.range(lo, hi)),
-    );
+    let mut h = Vec3::new(10f32.powf(rng.range(lo, hi)), 10f32.powf(rng.range(lo, hi)), 10f32.powf(rng.range(lo, hi)));
     if rng.f32() < 0.05 {
         h[rng.below(3) as usize] = 0.0; // flat box
     }
@@ -312,11 +235,7 @@ impl RayBoxCase {
         let k = magnitude(rng);
         let b = gen_box(rng, -2.0, 0.7);
         let (c, h) = (b.center(), b.half_extents());
-        let mut o = if rng.f32() < 0.15 {
-            c + h * rng.vec3(-1.0, 1.0)
-        } else {
-            rng.vec3(-20.0, 20.0)
-        };
+        let mut o = if rng.f32() < 0.15 { c + h * rng.vec3(-1.0, 1.0) } else { rng.vec3(-20.0, 20.0) };
         if rng.f32() < 0.1 {
             let i = rng.below(3) as usize;
             o[i] = if rng.f32() < 0.5 { b.min[i] } else { b.max[i] }; // on a slab plane
@@ -325,20 +244,14 @@ impl RayBoxCase {
         let mut d = aim(rng, o, target);
         d = zero_some(rng, d, 0.1);
         let (t0, t1) = interval(rng);
-        Self {
-            ray: Ray::with_interval(o * k, d * k, t0, t1),
-            b: Aabb::new(b.min * k, b.max * k),
-        }
+        Self { ray: Ray::with_interval(o * k, d * k, t0, t1), b: Aabb::new(b.min * k, b.max * k) }
     }
     fn scale(&self) -> f32 {
         box_scale(&self.b, self.ray.origin)
     }
     fn perturb_(&self, rng: &mut Rng) -> Self {
         let s = self.scale();
-        Self {
-            ray: perturb_ray(rng, &self.ray, s),
-            b: jig_box(rng, &self.b, s),
-        }
+        Self { ray: perturb_ray(rng, &self.ray, s), b: jig_box(rng, &self.b, s) }
     }
     fn numbers_(&self) -> Vec<f32> {
         let mut n = ray_nums(&self.ray).to_vec();
@@ -346,10 +259,7 @@ impl RayBoxCase {
         n
     }
     fn from_(n: &[f32]) -> Self {
-        Self {
-            ray: ray_from(n),
-            b: Aabb::new(v3(n, 8), v3(n, 11)),
-        }
+        Self { ray: ray_from(n), b: Aabb::new(v3(n, 8), v3(n, 11)) }
     }
     fn share_(&mut self, from: &Self, o: Orient) {
         match o {
@@ -369,19 +279,13 @@ impl Case for RayBoxCase {
     fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<Self::Out> {
         let rays: Vec<Ray> = cases.iter().map(|c| c.ray).collect();
         let boxes: Vec<Aabb> = cases.iter().map(|c| c.b).collect();
-        let (m, t0, t1) =
-            ray_aabb::intersect_lanes(&packet::<L>(&rays, o), &prim_lanes::<Aabb, L>(&boxes, o));
+        let (m, t0, t1) = ray_aabb::intersect_lanes(&packet::<L>(&rays, o), &prim_lanes::<Aabb, L>(&boxes, o));
         no_nan("ray_aabb", &[t0, t1]);
-        (0..cases.len())
-            .map(|i| m.lane(i).then(|| (t0.lane(i), t1.lane(i))))
-            .collect()
+        (0..cases.len()).map(|i| m.lane(i).then(|| (t0.lane(i), t1.lane(i)))).collect()
     }
     fn sig(&self, out: &Self::Out) -> Sig {
         let ts = self.scale() / sane(self.ray.dir.length());
-        Sig {
-            discrete: vec![out.is_some()],
-            cont: vec![t_sig(out.map(|x| x.0), ts), t_sig(out.map(|x| x.1), ts)],
-        }
+        Sig { discrete: vec![out.is_some()], cont: vec![t_sig(out.map(|x| x.0), ts), t_sig(out.map(|x| x.1), ts)] }
     }
 }
 
@@ -433,10 +337,7 @@ impl RayTriCase {
         let d = aim(rng, o, target);
         let (t0, t1) = interval(rng);
         let tri = Triangle::new(v0 * k, v1 * k, v2 * k);
-        Self {
-            ray: Ray::with_interval(o * k, d * k, t0, t1),
-            tri,
-        }
+        Self { ray: Ray::with_interval(o * k, d * k, t0, t1), tri }
     }
     fn scale(&self) -> f32 {
         sane((self.ray.origin - self.tri.v[0]).length() + tri_size(&self.tri))
@@ -444,10 +345,7 @@ impl RayTriCase {
     fn perturb_(&self, rng: &mut Rng) -> Self {
         let s = self.scale();
         let v = self.tri.v.map(|p| jig(rng, p, s));
-        Self {
-            ray: perturb_ray(rng, &self.ray, s),
-            tri: Triangle::new(v[0], v[1], v[2]),
-        }
+        Self { ray: perturb_ray(rng, &self.ray, s), tri: Triangle::new(v[0], v[1], v[2]) }
     }
     fn numbers_(&self) -> Vec<f32> {
         let mut n = ray_nums(&self.ray).to_vec();
@@ -455,10 +353,7 @@ impl RayTriCase {
         n
     }
     fn from_(n: &[f32]) -> Self {
-        Self {
-            ray: ray_from(n),
-            tri: tri_from(n, 8),
-        }
+        Self { ray: ray_from(n), tri: tri_from(n, 8) }
     }
     fn share_(&mut self, from: &Self, o: Orient) {
         match o {
@@ -478,19 +373,10 @@ impl Case for RayTriCase {
     fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<Self::Out> {
         let rays: Vec<Ray> = cases.iter().map(|c| c.ray).collect();
         let tris: Vec<Triangle> = cases.iter().map(|c| c.tri).collect();
-        let (m, t, u, v) = ray_triangle::intersect_lanes(
-            &packet::<L>(&rays, o),
-            &prim_lanes::<Triangle, L>(&tris, o),
-        );
+        let (m, t, u, v) = ray_triangle::intersect_lanes(&packet::<L>(&rays, o), &prim_lanes::<Triangle, L>(&tris, o));
         no_nan("ray_triangle", &[t, u, v]);
         (0..cases.len())
-            .map(|i| {
-                m.lane(i).then(|| ray_triangle::TriHit {
-                    t: t.lane(i),
-                    u: u.lane(i),
-                    v: v.lane(i),
-                })
-            })
+            .map(|i| m.lane(i).then(|| ray_triangle::TriHit { t: t.lane(i), u: u.lane(i), v: v.lane(i) }))
             .collect()
     }
     fn sig(&self, out: &Self::Out) -> Sig {
@@ -498,11 +384,7 @@ impl Case for RayTriCase {
         let us = 1.0 + self.scale() / sane(tri_size(&self.tri));
         Sig {
             discrete: vec![out.is_some()],
-            cont: vec![
-                t_sig(out.map(|h| h.t), ts),
-                (out.map_or(0.0, |h| h.u), us),
-                (out.map_or(0.0, |h| h.v), us),
-            ],
+            cont: vec![t_sig(out.map(|h| h.t), ts), (out.map_or(0.0, |h| h.u), us), (out.map_or(0.0, |h| h.v), us)],
         }
     }
 }
@@ -529,10 +411,7 @@ impl RayPlaneCase {
             dir = n.any_orthogonal_vector(); // parallel
         }
         let (t0, t1) = interval(rng);
-        Self {
-            ray: Ray::with_interval(o * k, dir * k, t0, t1),
-            p: Plane::new(n, d * k),
-        }
+        Self { ray: Ray::with_interval(o * k, dir * k, t0, t1), p: Plane::new(n, d * k) }
     }
     fn scale(&self) -> f32 {
         sane(self.ray.origin.length() + (self.p.d / sane(self.p.normal.length())).abs())
@@ -540,10 +419,7 @@ impl RayPlaneCase {
     fn perturb_(&self, rng: &mut Rng) -> Self {
         let s = self.scale();
         let n = jig_dir(rng, self.p.normal);
-        Self {
-            ray: perturb_ray(rng, &self.ray, s),
-            p: Plane::new(n, jigf(rng, self.p.d, s * n.length())),
-        }
+        Self { ray: perturb_ray(rng, &self.ray, s), p: Plane::new(n, jigf(rng, self.p.d, s * n.length())) }
     }
     fn numbers_(&self) -> Vec<f32> {
         let mut n = ray_nums(&self.ray).to_vec();
@@ -551,10 +427,7 @@ impl RayPlaneCase {
         n
     }
     fn from_(n: &[f32]) -> Self {
-        Self {
-            ray: ray_from(n),
-            p: Plane::new(v3(n, 8), n[11]),
-        }
+        Self { ray: ray_from(n), p: Plane::new(v3(n, 8), n[11]) }
     }
     fn share_(&mut self, from: &Self, o: Orient) {
         match o {
@@ -574,19 +447,13 @@ impl Case for RayPlaneCase {
     fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<Option<f32>> {
         let rays: Vec<Ray> = cases.iter().map(|c| c.ray).collect();
         let planes: Vec<Plane> = cases.iter().map(|c| c.p).collect();
-        let (m, t) =
-            ray_plane::intersect_lanes(&packet::<L>(&rays, o), &prim_lanes::<Plane, L>(&planes, o));
+        let (m, t) = ray_plane::intersect_lanes(&packet::<L>(&rays, o), &prim_lanes::<Plane, L>(&planes, o));
         no_nan("ray_plane", &[t]);
-        (0..cases.len())
-            .map(|i| opt_t(m.lane(i), t.lane(i)))
-            .collect()
+        (0..cases.len()).map(|i| opt_t(m.lane(i), t.lane(i))).collect()
     }
     fn sig(&self, out: &Option<f32>) -> Sig {
         let ts = self.scale() / sane(self.ray.dir.length());
-        Sig {
-            discrete: vec![out.is_some()],
-            cont: vec![t_sig(*out, ts)],
-        }
+        Sig { discrete: vec![out.is_some()], cont: vec![t_sig(*out, ts)] }
     }
 }
 
@@ -608,27 +475,18 @@ impl Case for BoxTriCase {
     fn lanes<L: Lanes>(cases: &[Self], o: Orient) -> Vec<bool> {
         let boxes: Vec<Aabb> = cases.iter().map(|c| c.b).collect();
         let tris: Vec<Triangle> = cases.iter().map(|c| c.tri).collect();
-        let bl: AabbLanes<L> = if o == Orient::SplatFirst {
-            boxes[0].splat_lanes()
-        } else {
-            Soa::from_slice(&boxes).lanes(0)
-        };
+        let bl: AabbLanes<L> =
+            if o == Orient::SplatFirst { boxes[0].splat_lanes() } else { Soa::from_slice(&boxes).lanes(0) };
         let m = aabb_triangle::overlap_lanes(&bl, &prim_lanes::<Triangle, L>(&tris, Orient::Pairs));
         (0..cases.len()).map(|i| m.lane(i)).collect()
     }
     fn sig(&self, out: &bool) -> Sig {
-        Sig {
-            discrete: vec![*out],
-            cont: vec![],
-        }
+        Sig { discrete: vec![*out], cont: vec![] }
     }
     fn perturb(&self, rng: &mut Rng) -> Self {
         let s = box_scale(&self.b, self.tri.v[0]) + tri_size(&self.tri);
         let v = self.tri.v.map(|p| jig(rng, p, s));
-        Self {
-            b: jig_box(rng, &self.b, s),
-            tri: Triangle::new(v[0], v[1], v[2]),
-        }
+        Self { b: jig_box(rng, &self.b, s), tri: Triangle::new(v[0], v[1], v[2]) }
     }
     fn share(&mut self, from: &Self, _o: Orient) {
         self.b = from.b;
@@ -639,10 +497,7 @@ impl Case for BoxTriCase {
         n
     }
     fn from_numbers(n: &[f32]) -> Self {
-        Self {
-            b: Aabb::new(v3(n, 0), v3(n, 3)),
-            tri: tri_from(n, 6),
-        }
+        Self { b: Aabb::new(v3(n, 0), v3(n, 3)), tri: tri_from(n, 6) }
     }
 }
 
@@ -653,10 +508,7 @@ fn gen_bt(rng: &mut Rng) -> BoxTriCase {
     let size = 10f32.powf(rng.range(-1.0, 1.0));
     let at = c + h * rng.vec3(-1.5, 1.5);
     let tri = gen_triangle(rng, at, size);
-    BoxTriCase {
-        b: Aabb::new(b.min * k, b.max * k),
-        tri: Triangle::new(tri.v[0] * k, tri.v[1] * k, tri.v[2] * k),
-    }
+    BoxTriCase { b: Aabb::new(b.min * k, b.max * k), tri: Triangle::new(tri.v[0] * k, tri.v[1] * k, tri.v[2] * k) }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -673,50 +525,30 @@ impl Case for SphereBoxCase {
     fn lanes<L: Lanes>(cases: &[Self], _o: Orient) -> Vec<bool> {
         let s: Vec<Sphere> = cases.iter().map(|c| c.s).collect();
         let b: Vec<Aabb> = cases.iter().map(|c| c.b).collect();
-        let m = overlap::sphere_aabb_lanes(
-            &Soa::from_slice(&s).lanes::<L>(0),
-            &Soa::from_slice(&b).lanes(0),
-        );
+        let m = overlap::sphere_aabb_lanes(&Soa::from_slice(&s).lanes::<L>(0), &Soa::from_slice(&b).lanes(0));
         (0..cases.len()).map(|i| m.lane(i)).collect()
     }
     fn sig(&self, out: &bool) -> Sig {
-        Sig {
-            discrete: vec![*out],
-            cont: vec![],
-        }
+        Sig { discrete: vec![*out], cont: vec![] }
     }
     fn perturb(&self, rng: &mut Rng) -> Self {
         let s = box_scale(&self.b, self.s.center) + self.s.radius.abs();
-        Self {
-            s: Sphere::new(jig(rng, self.s.center, s), jigf(rng, self.s.radius, s)),
-            b: jig_box(rng, &self.b, s),
-        }
+        Self { s: Sphere::new(jig(rng, self.s.center, s), jigf(rng, self.s.radius, s)), b: jig_box(rng, &self.b, s) }
     }
     fn numbers(&self) -> Vec<f32> {
-        let mut n = vec![
-            self.s.center.x,
-            self.s.center.y,
-            self.s.center.z,
-            self.s.radius,
-        ];
+        let mut n = vec![self.s.center.x, self.s.center.y, self.s.center.z, self.s.radius];
         n.extend(box_nums(&self.b));
         n
     }
     fn from_numbers(n: &[f32]) -> Self {
-        Self {
-            s: Sphere::new(v3(n, 0), n[3]),
-            b: Aabb::new(v3(n, 4), v3(n, 7)),
-        }
+        Self { s: Sphere::new(v3(n, 0), n[3]), b: Aabb::new(v3(n, 4), v3(n, 7)) }
     }
 }
 
 fn gen_sb(rng: &mut Rng) -> SphereBoxCase {
     let b = gen_box(rng, -1.0, 0.5);
     let c = b.center() + b.half_extents() * rng.vec3(-2.5, 2.5);
-    SphereBoxCase {
-        s: Sphere::new(c, 10f32.powf(rng.range(-2.0, 0.5))),
-        b,
-    }
+    SphereBoxCase { s: Sphere::new(c, 10f32.powf(rng.range(-2.0, 0.5))), b }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -733,24 +565,15 @@ impl Case for BoxBoxCase {
     fn lanes<L: Lanes>(cases: &[Self], _o: Orient) -> Vec<bool> {
         let a: Vec<Aabb> = cases.iter().map(|c| c.a).collect();
         let b: Vec<Aabb> = cases.iter().map(|c| c.b).collect();
-        let m = overlap::aabb_aabb_lanes(
-            &Soa::from_slice(&a).lanes::<L>(0),
-            &Soa::from_slice(&b).lanes(0),
-        );
+        let m = overlap::aabb_aabb_lanes(&Soa::from_slice(&a).lanes::<L>(0), &Soa::from_slice(&b).lanes(0));
         (0..cases.len()).map(|i| m.lane(i)).collect()
     }
     fn sig(&self, out: &bool) -> Sig {
-        Sig {
-            discrete: vec![*out],
-            cont: vec![],
-        }
+        Sig { discrete: vec![*out], cont: vec![] }
     }
     fn perturb(&self, rng: &mut Rng) -> Self {
         let s = box_scale(&self.a, self.b.center()) + self.b.half_extents().length();
-        Self {
-            a: jig_box(rng, &self.a, s),
-            b: jig_box(rng, &self.b, s),
-        }
+        Self { a: jig_box(rng, &self.a, s), b: jig_box(rng, &self.b, s) }
     }
     fn numbers(&self) -> Vec<f32> {
         let mut n = box_nums(&self.a).to_vec();
@@ -758,25 +581,15 @@ impl Case for BoxBoxCase {
         n
     }
     fn from_numbers(n: &[f32]) -> Self {
-        Self {
-            a: Aabb::new(v3(n, 0), v3(n, 3)),
-            b: Aabb::new(v3(n, 6), v3(n, 9)),
-        }
+        Self { a: Aabb::new(v3(n, 0), v3(n, 3)), b: Aabb::new(v3(n, 6), v3(n, 9)) }
     }
 }
 
 fn gen_bb(rng: &mut Rng) -> BoxBoxCase {
     let a = gen_box(rng, -1.0, 0.5);
     let c = a.center() + a.half_extents() * rng.vec3(-3.0, 3.0);
-    let h = Vec3::new(
-        rng.range(0.0, 1.5),
-        rng.range(0.0, 1.5),
-        rng.range(0.0, 1.5),
-    );
-    BoxBoxCase {
-        a,
-        b: Aabb::new(c - h, c + h),
-    }
+    let h = Vec3::new(rng.range(0.0, 1.5), rng.range(0.0, 1.5), rng.range(0.0, 1.5));
+    BoxBoxCase { a, b: Aabb::new(c - h, c + h) }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -807,17 +620,12 @@ impl Case for SweepSphereSphere {
             vec_lanes(&vb),
         );
         no_nan("moving_sphere_sphere", &[t]);
-        (0..cases.len())
-            .map(|i| opt_t(m.lane(i), t.lane(i)))
-            .collect()
+        (0..cases.len()).map(|i| opt_t(m.lane(i), t.lane(i))).collect()
     }
     fn sig(&self, out: &Option<f32>) -> Sig {
         let s = (self.b.center - self.a.center).length() + self.a.radius + self.b.radius;
         let ts = 1.0 + s / sane((self.vb - self.va).length());
-        Sig {
-            discrete: vec![out.is_some()],
-            cont: vec![t_sig(*out, ts)],
-        }
+        Sig { discrete: vec![out.is_some()], cont: vec![t_sig(*out, ts)] }
     }
     fn perturb(&self, rng: &mut Rng) -> Self {
         let s = sane((self.b.center - self.a.center).length() + self.a.radius + self.b.radius);
@@ -832,17 +640,12 @@ impl Case for SweepSphereSphere {
     fn numbers(&self) -> Vec<f32> {
         let (a, b) = (self.a, self.b);
         vec![
-            a.center.x, a.center.y, a.center.z, a.radius, self.va.x, self.va.y, self.va.z,
-            b.center.x, b.center.y, b.center.z, b.radius, self.vb.x, self.vb.y, self.vb.z,
+            a.center.x, a.center.y, a.center.z, a.radius, self.va.x, self.va.y, self.va.z, b.center.x, b.center.y,
+            b.center.z, b.radius, self.vb.x, self.vb.y, self.vb.z,
         ]
     }
     fn from_numbers(n: &[f32]) -> Self {
-        Self {
-            a: Sphere::new(v3(n, 0), n[3]),
-            va: v3(n, 4),
-            b: Sphere::new(v3(n, 7), n[10]),
-            vb: v3(n, 11),
-        }
+        Self { a: Sphere::new(v3(n, 0), n[3]), va: v3(n, 4), b: Sphere::new(v3(n, 7), n[10]), vb: v3(n, 11) }
     }
 }
 
@@ -851,11 +654,7 @@ fn gen_mss(rng: &mut Rng) -> SweepSphereSphere {
     let b = Sphere::new(rng.vec3(-10.0, 10.0), 10f32.powf(rng.range(-1.5, 0.5)));
     let vb = rng.vec3(-2.0, 2.0);
     let aim = b.center - a.center + rng.unit_vec3() * (a.radius + b.radius) * rng.range(0.0, 1.5);
-    let va = if rng.f32() < 0.05 {
-        vb
-    } else {
-        vb + aim * rng.range(0.2, 2.0)
-    };
+    let va = if rng.f32() < 0.05 { vb } else { vb + aim * rng.range(0.2, 2.0) };
     SweepSphereSphere { a, va, b, vb }
 }
 
@@ -875,74 +674,43 @@ impl Case for SegCapsuleCase {
         let p: Vec<Vec3> = cases.iter().map(|c| c.p).collect();
         let q: Vec<Vec3> = cases.iter().map(|c| c.q).collect();
         let caps: Vec<Capsule> = cases.iter().map(|c| c.cap).collect();
-        let (m, t) = segment_capsule::intersect_lanes(
-            vec_lanes::<L>(&p),
-            vec_lanes(&q),
-            &Soa::from_slice(&caps).lanes(0),
-        );
+        let (m, t) =
+            segment_capsule::intersect_lanes(vec_lanes::<L>(&p), vec_lanes(&q), &Soa::from_slice(&caps).lanes(0));
         no_nan("segment_capsule", &[t]);
-        (0..cases.len())
-            .map(|i| opt_t(m.lane(i), t.lane(i)))
-            .collect()
+        (0..cases.len()).map(|i| opt_t(m.lane(i), t.lane(i))).collect()
     }
     fn sig(&self, out: &Option<f32>) -> Sig {
-        let s =
-            (self.p - self.cap.a).length() + (self.cap.b - self.cap.a).length() + self.cap.radius;
-        Sig {
-            discrete: vec![out.is_some()],
-            cont: vec![t_sig(*out, 1.0 + s / sane((self.q - self.p).length()))],
-        }
+        let s = (self.p - self.cap.a).length() + (self.cap.b - self.cap.a).length() + self.cap.radius;
+        Sig { discrete: vec![out.is_some()], cont: vec![t_sig(*out, 1.0 + s / sane((self.q - self.p).length()))] }
     }
     fn perturb(&self, rng: &mut Rng) -> Self {
-        let s = sane(
-            (self.p - self.cap.a).length() + (self.cap.b - self.cap.a).length() + self.cap.radius,
-        );
+        let s = sane((self.p - self.cap.a).length() + (self.cap.b - self.cap.a).length() + self.cap.radius);
         Self {
             p: jig(rng, self.p, s),
             q: jig(rng, self.q, s),
-            cap: Capsule::new(
-                jig(rng, self.cap.a, s),
-                jig(rng, self.cap.b, s),
-                jigf(rng, self.cap.radius, s),
-            ),
+            cap: Capsule::new(jig(rng, self.cap.a, s), jig(rng, self.cap.b, s), jigf(rng, self.cap.radius, s)),
         }
     }
     fn numbers(&self) -> Vec<f32> {
         let c = self.cap;
         vec![
-            self.p.x, self.p.y, self.p.z, self.q.x, self.q.y, self.q.z, c.a.x, c.a.y, c.a.z, c.b.x,
-            c.b.y, c.b.z, c.radius,
+            self.p.x, self.p.y, self.p.z, self.q.x, self.q.y, self.q.z, c.a.x, c.a.y, c.a.z, c.b.x, c.b.y, c.b.z,
+            c.radius,
         ]
     }
     fn from_numbers(n: &[f32]) -> Self {
-        Self {
-            p: v3(n, 0),
-            q: v3(n, 3),
-            cap: Capsule::new(v3(n, 6), v3(n, 9), n[12]),
-        }
+        Self { p: v3(n, 0), q: v3(n, 3), cap: Capsule::new(v3(n, 6), v3(n, 9), n[12]) }
     }
 }
 
 fn gen_sc(rng: &mut Rng) -> SegCapsuleCase {
     let a = rng.vec3(-5.0, 5.0);
-    let b = if rng.f32() < 0.05 {
-        a
-    } else {
-        a + rng.unit_vec3() * rng.range(0.1, 5.0)
-    };
+    let b = if rng.f32() < 0.05 { a } else { a + rng.unit_vec3() * rng.range(0.1, 5.0) };
     let r = 10f32.powf(rng.range(-1.5, 0.3));
     let p = rng.vec3(-10.0, 10.0);
     let target = a + (b - a) * rng.range(-0.3, 1.3) + rng.unit_vec3() * r * rng.range(0.0, 1.5);
-    let q = if rng.f32() < 0.03 {
-        p
-    } else {
-        p + (target - p) * rng.range(0.5, 2.0)
-    };
-    SegCapsuleCase {
-        p,
-        q,
-        cap: Capsule::new(a, b, r),
-    }
+    let q = if rng.f32() < 0.03 { p } else { p + (target - p) * rng.range(0.5, 2.0) };
+    SegCapsuleCase { p, q, cap: Capsule::new(a, b, r) }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -967,16 +735,11 @@ impl Case for SweepSphereBox {
             &Soa::from_slice(&b).lanes(0),
         );
         no_nan("moving_sphere_aabb", &[t]);
-        (0..cases.len())
-            .map(|i| opt_t(m.lane(i), t.lane(i)))
-            .collect()
+        (0..cases.len()).map(|i| opt_t(m.lane(i), t.lane(i))).collect()
     }
     fn sig(&self, out: &Option<f32>) -> Sig {
         let s = box_scale(&self.b, self.s.center) + self.s.radius;
-        Sig {
-            discrete: vec![out.is_some()],
-            cont: vec![t_sig(*out, 1.0 + s / sane(self.v.length()))],
-        }
+        Sig { discrete: vec![out.is_some()], cont: vec![t_sig(*out, 1.0 + s / sane(self.v.length()))] }
     }
     fn perturb(&self, rng: &mut Rng) -> Self {
         let s = box_scale(&self.b, self.s.center) + self.s.radius.abs();
@@ -987,24 +750,13 @@ impl Case for SweepSphereBox {
         }
     }
     fn numbers(&self) -> Vec<f32> {
-        let mut n = vec![
-            self.s.center.x,
-            self.s.center.y,
-            self.s.center.z,
-            self.s.radius,
-            self.v.x,
-            self.v.y,
-            self.v.z,
-        ];
+        let mut n =
+            vec![self.s.center.x, self.s.center.y, self.s.center.z, self.s.radius, self.v.x, self.v.y, self.v.z];
         n.extend(box_nums(&self.b));
         n
     }
     fn from_numbers(n: &[f32]) -> Self {
-        Self {
-            s: Sphere::new(v3(n, 0), n[3]),
-            v: v3(n, 4),
-            b: Aabb::new(v3(n, 7), v3(n, 10)),
-        }
+        Self { s: Sphere::new(v3(n, 0), n[3]), v: v3(n, 4), b: Aabb::new(v3(n, 7), v3(n, 10)) }
     }
 }
 
@@ -1015,17 +767,9 @@ fn gen_msb(rng: &mut Rng) -> SweepSphereBox {
     let start = rng.vec3(-15.0, 15.0);
     // Aim at corners and edges often: that is where the Voronoi cases live.
     let target = c + h * rng.vec3(-1.0, 1.0).signum() * rng.vec3(0.6, 1.6);
-    let v = if rng.f32() < 0.03 {
-        Vec3::ZERO
-    } else {
-        (target - start) * rng.range(0.5, 2.0)
-    };
+    let v = if rng.f32() < 0.03 { Vec3::ZERO } else { (target - start) * rng.range(0.5, 2.0) };
     let v = zero_some(rng, v, 0.05);
-    SweepSphereBox {
-        s: Sphere::new(start, r),
-        v,
-        b,
-    }
+    SweepSphereBox { s: Sphere::new(start, r), v, b }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1053,17 +797,12 @@ impl Case for SweepBoxBox {
             vec_lanes(&vb),
         );
         no_nan("moving_aabb_aabb", &[t0, t1]);
-        (0..cases.len())
-            .map(|i| m.lane(i).then(|| (t0.lane(i), t1.lane(i))))
-            .collect()
+        (0..cases.len()).map(|i| m.lane(i).then(|| (t0.lane(i), t1.lane(i)))).collect()
     }
     fn sig(&self, out: &Self::Out) -> Sig {
         let s = box_scale(&self.a, self.b.center()) + self.b.half_extents().length();
         let ts = 1.0 + s / sane((self.vb - self.va).length());
-        Sig {
-            discrete: vec![out.is_some()],
-            cont: vec![t_sig(out.map(|x| x.0), ts), t_sig(out.map(|x| x.1), ts)],
-        }
+        Sig { discrete: vec![out.is_some()], cont: vec![t_sig(out.map(|x| x.0), ts), t_sig(out.map(|x| x.1), ts)] }
     }
     fn perturb(&self, rng: &mut Rng) -> Self {
         let s = box_scale(&self.a, self.b.center()) + self.b.half_extents().length();
@@ -1083,12 +822,7 @@ impl Case for SweepBoxBox {
         n
     }
     fn from_numbers(n: &[f32]) -> Self {
-        Self {
-            a: Aabb::new(v3(n, 0), v3(n, 3)),
-            va: v3(n, 6),
-            b: Aabb::new(v3(n, 9), v3(n, 12)),
-            vb: v3(n, 15),
-        }
+        Self { a: Aabb::new(v3(n, 0), v3(n, 3)), va: v3(n, 6), b: Aabb::new(v3(n, 9), v3(n, 12)), vb: v3(n, 15) }
     }
 }
 
@@ -1097,14 +831,9 @@ fn gen_mbb(rng: &mut Rng) -> SweepBoxBox {
     let b = gen_box(rng, -1.0, 0.5);
     let va = rng.vec3(-2.0, 2.0);
     let va = zero_some(rng, va, 0.2);
-    let aim =
-        a.center() - b.center() + rng.vec3(-1.0, 1.0) * (a.half_extents() + b.half_extents()) * 1.5;
+    let aim = a.center() - b.center() + rng.vec3(-1.0, 1.0) * (a.half_extents() + b.half_extents()) * 1.5;
     let step = aim * rng.range(0.3, 2.0);
-    let vb = if rng.f32() < 0.05 {
-        va
-    } else {
-        va + zero_some(rng, step, 0.15)
-    };
+    let vb = if rng.f32() < 0.05 { va } else { va + zero_some(rng, step, 0.15) };
     SweepBoxBox { a, va, b, vb }
 }
 
@@ -1176,12 +905,7 @@ fn specials_everywhere() {
     let n = n_special_base();
     compare_specials("ray_sphere::test", 21, n, RaySphereCase::<0>::random);
     compare_specials("ray_sphere::intersect", 22, n, RaySphereCase::<1>::random);
-    compare_specials(
-        "segment_sphere::crossings",
-        23,
-        n,
-        RaySphereCase::<2>::random,
-    );
+    compare_specials("segment_sphere::crossings", 23, n, RaySphereCase::<2>::random);
     compare_specials("ray_aabb", 24, n, RayBoxCase::random);
     compare_specials("ray_triangle", 25, n, RayTriCase::random);
     compare_specials("ray_plane", 26, n, RayPlaneCase::random);
@@ -1204,62 +928,29 @@ fn axis_dirs() -> Vec<Vec3> {
     let mut v = Vec::new();
     for &a in &z {
         for &b in &z {
-            v.extend([
-                Vec3::new(1.0, a, b),
-                Vec3::new(-1.0, a, b),
-                Vec3::new(a, 1.0, b),
-                Vec3::new(a, b, -1.0),
-            ]);
+            v.extend([Vec3::new(1.0, a, b), Vec3::new(-1.0, a, b), Vec3::new(a, 1.0, b), Vec3::new(a, b, -1.0)]);
         }
     }
-    v.extend([
-        Vec3::ONE,
-        -Vec3::ONE,
-        Vec3::new(1.0, -1.0, 0.0),
-        Vec3::new(1e-30, 1.0, 0.0),
-    ]);
+    v.extend([Vec3::ONE, -Vec3::ONE, Vec3::new(1.0, -1.0, 0.0), Vec3::new(1e-30, 1.0, 0.0)]);
     v
 }
 
 fn edge_origins(b: &Aabb) -> Vec<Vec3> {
     let (lo, hi, c) = (b.min, b.max, b.center());
-    let mut v = vec![
-        c,
-        lo,
-        hi,
-        Vec3::new(lo.x, c.y, c.z),
-        Vec3::new(hi.x, c.y, c.z),
-        Vec3::new(c.x, hi.y, lo.z),
-    ];
-    v.extend([
-        Vec3::new(lo.x - 1.0, c.y, c.z),
-        Vec3::new(c.x, c.y, hi.z + 3.0),
-        Vec3::new(lo.x, lo.y, lo.z - 5.0),
-    ]);
-    v.extend([
-        Vec3::new(lo.x - 2.0, lo.y - 2.0, lo.z - 2.0),
-        Vec3::new(lo.x.next_down(), c.y, c.z),
-    ]);
+    let mut v = vec![c, lo, hi, Vec3::new(lo.x, c.y, c.z), Vec3::new(hi.x, c.y, c.z), Vec3::new(c.x, hi.y, lo.z)];
+    v.extend([Vec3::new(lo.x - 1.0, c.y, c.z), Vec3::new(c.x, c.y, hi.z + 3.0), Vec3::new(lo.x, lo.y, lo.z - 5.0)]);
+    v.extend([Vec3::new(lo.x - 2.0, lo.y - 2.0, lo.z - 2.0), Vec3::new(lo.x.next_down(), c.y, c.z)]);
     v
 }
 
 /// Every number scaled by `k` (interval ends too, which keeps `t` meaningful only roughly:
 /// used for smoke tests outside the precision range).
 fn scaled<C: Case>(cases: &[C], k: f32) -> Vec<C> {
-    cases
-        .iter()
-        .map(|c| C::from_numbers(&c.numbers().iter().map(|x| x * k).collect::<Vec<_>>()))
-        .collect()
+    cases.iter().map(|c| C::from_numbers(&c.numbers().iter().map(|x| x * k).collect::<Vec<_>>())).collect()
 }
 
 fn intervals() -> [(f32, f32); 5] {
-    [
-        (0.0, f32::INFINITY),
-        (0.0, 1.0),
-        (-1.0, 0.5),
-        (1.0, 1.0),
-        (2.0, 1.0),
-    ]
+    [(0.0, f32::INFINITY), (0.0, 1.0), (-1.0, 0.5), (1.0, 1.0), (2.0, 1.0)]
 }
 
 #[test]
@@ -1289,10 +980,7 @@ fn ray_sphere_edges() {
             for d in axis_dirs() {
                 for (t0, t1) in intervals() {
                     for scale in [1.0, r] {
-                        cases.push(RaySphereCase::<1> {
-                            ray: Ray::with_interval(o, d * scale, t0, t1),
-                            s,
-                        });
+                        cases.push(RaySphereCase::<1> { ray: Ray::with_interval(o, d * scale, t0, t1), s });
                     }
                 }
             }
@@ -1301,15 +989,9 @@ fn ray_sphere_edges() {
     compare_all("ray_sphere::intersect edges", &cases, None);
     smoke_all(&scaled(&cases, 1e12));
     smoke_all(&scaled(&cases, 1e-12));
-    let as_test: Vec<RaySphereCase<0>> = cases
-        .iter()
-        .map(|c| RaySphereCase { ray: c.ray, s: c.s })
-        .collect();
+    let as_test: Vec<RaySphereCase<0>> = cases.iter().map(|c| RaySphereCase { ray: c.ray, s: c.s }).collect();
     compare_all("ray_sphere::test edges", &as_test, None);
-    let as_cross: Vec<RaySphereCase<2>> = cases
-        .iter()
-        .map(|c| RaySphereCase { ray: c.ray, s: c.s })
-        .collect();
+    let as_cross: Vec<RaySphereCase<2>> = cases.iter().map(|c| RaySphereCase { ray: c.ray, s: c.s }).collect();
     compare_all("segment_sphere edges", &as_cross, None);
 }
 
@@ -1329,10 +1011,7 @@ fn ray_aabb_edges() {
         for o in edge_origins(&b) {
             for d in axis_dirs() {
                 for (t0, t1) in intervals() {
-                    cases.push(RayBoxCase {
-                        ray: Ray::with_interval(o, d, t0, t1),
-                        b,
-                    });
+                    cases.push(RayBoxCase { ray: Ray::with_interval(o, d, t0, t1), b });
                 }
             }
         }
@@ -1344,46 +1023,23 @@ fn ray_aabb_edges() {
 fn ray_triangle_edges() {
     let tris = [
         Triangle::new(Vec3::ZERO, Vec3::X, Vec3::Y),
-        Triangle::new(Vec3::ZERO, Vec3::Y, Vec3::X), // other winding
+        Triangle::new(Vec3::ZERO, Vec3::Y, Vec3::X),       // other winding
         Triangle::new(Vec3::ZERO, Vec3::X, Vec3::X * 2.0), // collinear
-        Triangle::new(Vec3::ONE, Vec3::ONE, Vec3::ONE), // a point
-        Triangle::new(
-            Vec3::splat(1e8),
-            Vec3::new(2e8, 1e8, 1e8),
-            Vec3::new(1e8, 2e8, 1e8),
-        ),
+        Triangle::new(Vec3::ONE, Vec3::ONE, Vec3::ONE),    // a point
+        Triangle::new(Vec3::splat(1e8), Vec3::new(2e8, 1e8, 1e8), Vec3::new(1e8, 2e8, 1e8)),
         Triangle::new(Vec3::ZERO, Vec3::X * 1e-8, Vec3::Y * 1e-8),
     ];
     let mut cases = Vec::new();
     for tri in tris {
         let [a, b, c] = tri.v;
         let size = tri_size(&tri).max(1e-30);
-        let targets = [
-            a,
-            b,
-            c,
-            (a + b) * 0.5,
-            (b + c) * 0.5,
-            (a + b + c) / 3.0,
-            a + (b - a) * 2.0,
-        ];
+        let targets = [a, b, c, (a + b) * 0.5, (b + c) * 0.5, (a + b + c) / 3.0, a + (b - a) * 2.0];
         for t in targets {
-            for off in [
-                Vec3::Z,
-                -Vec3::Z,
-                Vec3::new(0.3, 0.2, 1.0),
-                Vec3::new(-1.0, 0.0, 0.0),
-            ] {
+            for off in [Vec3::Z, -Vec3::Z, Vec3::new(0.3, 0.2, 1.0), Vec3::new(-1.0, 0.0, 0.0)] {
                 let o = t + off * size;
                 for (t0, t1) in intervals() {
-                    cases.push(RayTriCase {
-                        ray: Ray::with_interval(o, (t - o) * 0.5, t0, t1),
-                        tri,
-                    });
-                    cases.push(RayTriCase {
-                        ray: Ray::with_interval(o, -off, t0, t1),
-                        tri,
-                    });
+                    cases.push(RayTriCase { ray: Ray::with_interval(o, (t - o) * 0.5, t0, t1), tri });
+                    cases.push(RayTriCase { ray: Ray::with_interval(o, -off, t0, t1), tri });
                 }
             }
         }
@@ -1395,25 +1051,13 @@ fn ray_triangle_edges() {
 
 #[test]
 fn ray_plane_edges() {
-    let planes = [
-        Plane::new(Vec3::Y, 0.0),
-        Plane::new(Vec3::new(0.0, -2.0, 0.0), 4.0),
-        Plane::new(Vec3::ZERO, 1.0),
-    ];
+    let planes = [Plane::new(Vec3::Y, 0.0), Plane::new(Vec3::new(0.0, -2.0, 0.0), 4.0), Plane::new(Vec3::ZERO, 1.0)];
     let mut cases = Vec::new();
     for p in planes {
-        for o in [
-            Vec3::ZERO,
-            Vec3::Y,
-            Vec3::new(0.0, -2.0, 0.0),
-            Vec3::new(3.0, 1e30, 0.0),
-        ] {
+        for o in [Vec3::ZERO, Vec3::Y, Vec3::new(0.0, -2.0, 0.0), Vec3::new(3.0, 1e30, 0.0)] {
             for d in axis_dirs() {
                 for (t0, t1) in intervals() {
-                    cases.push(RayPlaneCase {
-                        ray: Ray::with_interval(o, d, t0, t1),
-                        p,
-                    });
+                    cases.push(RayPlaneCase { ray: Ray::with_interval(o, d, t0, t1), p });
                 }
             }
         }
@@ -1434,16 +1078,8 @@ fn overlap_edges() {
                     Vec3::new(shift + 1.0, 0.5, 0.0),
                     Vec3::new(shift, 0.5, 0.5),
                 ),
-                Triangle::new(
-                    Vec3::new(shift, 0.0, -1.0),
-                    Vec3::new(shift, 0.0, 1.0),
-                    Vec3::new(shift, 1.0, 0.0),
-                ),
-                Triangle::new(
-                    Vec3::new(shift, 1.0, 1.0),
-                    Vec3::new(shift, 1.0, 1.0),
-                    Vec3::new(shift, 1.0, 1.0),
-                ),
+                Triangle::new(Vec3::new(shift, 0.0, -1.0), Vec3::new(shift, 0.0, 1.0), Vec3::new(shift, 1.0, 0.0)),
+                Triangle::new(Vec3::new(shift, 1.0, 1.0), Vec3::new(shift, 1.0, 1.0), Vec3::new(shift, 1.0, 1.0)),
                 Triangle::new(
                     Vec3::new(shift - 3.0, 1.0, 0.0),
                     Vec3::new(shift + 3.0, 1.0, 0.0),
@@ -1462,34 +1098,12 @@ fn overlap_edges() {
     compare_all("aabb_triangle edges", &bt, None);
     let mut sb = Vec::new();
     let mut bb = Vec::new();
-    for d in [
-        0.0f32,
-        1.0,
-        2.0,
-        2.0f32.next_up(),
-        1.0 + std::f32::consts::FRAC_1_SQRT_2,
-    ] {
-        for dir in [
-            Vec3::X,
-            Vec3::new(1.0, 1.0, 0.0).normalize(),
-            Vec3::ONE.normalize(),
-        ] {
-            sb.push(SphereBoxCase {
-                s: Sphere::new(dir * d, 1.0),
-                b: unit,
-            });
-            sb.push(SphereBoxCase {
-                s: Sphere::new(dir * d, 0.0),
-                b: flat,
-            });
-            bb.push(BoxBoxCase {
-                a: unit,
-                b: Aabb::new(dir * d, dir * d + Vec3::ONE),
-            });
-            bb.push(BoxBoxCase {
-                a: flat,
-                b: Aabb::new(dir * d - Vec3::ONE, dir * d),
-            });
+    for d in [0.0f32, 1.0, 2.0, 2.0f32.next_up(), 1.0 + std::f32::consts::FRAC_1_SQRT_2] {
+        for dir in [Vec3::X, Vec3::new(1.0, 1.0, 0.0).normalize(), Vec3::ONE.normalize()] {
+            sb.push(SphereBoxCase { s: Sphere::new(dir * d, 1.0), b: unit });
+            sb.push(SphereBoxCase { s: Sphere::new(dir * d, 0.0), b: flat });
+            bb.push(BoxBoxCase { a: unit, b: Aabb::new(dir * d, dir * d + Vec3::ONE) });
+            bb.push(BoxBoxCase { a: flat, b: Aabb::new(dir * d - Vec3::ONE, dir * d) });
         }
     }
     compare_all("sphere_aabb edges", &sb, None);
@@ -1502,33 +1116,13 @@ fn sweep_edges() {
     let s = |c: Vec3, r: f32| Sphere::new(c, r);
     let mut mss = Vec::new();
     for (a, va, b, vb) in [
-        (
-            s(Vec3::ZERO, 1.0),
-            Vec3::ZERO,
-            s(Vec3::X * 2.0, 1.0),
-            Vec3::ZERO,
-        ), // touching at rest
-        (s(Vec3::ZERO, 1.0), Vec3::X, s(Vec3::X * 3.0, 1.0), Vec3::X), // equal velocities, apart
-        (s(Vec3::ZERO, 1.0), Vec3::X, s(Vec3::X * 1.5, 1.0), Vec3::X), // equal velocities, overlapping
-        (
-            s(Vec3::ZERO, 1.0),
-            Vec3::X * 2.0,
-            s(Vec3::X * 4.0, 1.0),
-            Vec3::ZERO,
-        ), // contact exactly at t = 1
-        (
-            s(Vec3::ZERO, 0.5),
-            Vec3::X * 10.0,
-            s(Vec3::new(5.0, 1.0, 0.0), 0.5),
-            Vec3::ZERO,
-        ), // grazing
-        (s(Vec3::ZERO, 0.0), Vec3::X, s(Vec3::X, 0.0), Vec3::ZERO),    // points meeting at t = 1
-        (
-            s(Vec3::ZERO, 1.0),
-            -Vec3::X,
-            s(Vec3::X * 3.0, 1.0),
-            Vec3::ZERO,
-        ), // moving apart
+        (s(Vec3::ZERO, 1.0), Vec3::ZERO, s(Vec3::X * 2.0, 1.0), Vec3::ZERO), // touching at rest
+        (s(Vec3::ZERO, 1.0), Vec3::X, s(Vec3::X * 3.0, 1.0), Vec3::X),       // equal velocities, apart
+        (s(Vec3::ZERO, 1.0), Vec3::X, s(Vec3::X * 1.5, 1.0), Vec3::X),       // equal velocities, overlapping
+        (s(Vec3::ZERO, 1.0), Vec3::X * 2.0, s(Vec3::X * 4.0, 1.0), Vec3::ZERO), // contact exactly at t = 1
+        (s(Vec3::ZERO, 0.5), Vec3::X * 10.0, s(Vec3::new(5.0, 1.0, 0.0), 0.5), Vec3::ZERO), // grazing
+        (s(Vec3::ZERO, 0.0), Vec3::X, s(Vec3::X, 0.0), Vec3::ZERO),          // points meeting at t = 1
+        (s(Vec3::ZERO, 1.0), -Vec3::X, s(Vec3::X * 3.0, 1.0), Vec3::ZERO),   // moving apart
     ] {
         mss.push(SweepSphereSphere { a, va, b, vb });
     }
@@ -1546,28 +1140,11 @@ fn sweep_edges() {
             Vec3::ZERO,
             Vec3::new(1.0 + r, 1.0, 0.0),
         ] {
-            for v in [
-                Vec3::X * 6.0,
-                Vec3::new(6.0, 6.0, 0.0),
-                Vec3::splat(6.0),
-                Vec3::ZERO,
-                Vec3::new(6.0, -0.0, 0.0),
-            ] {
-                msb.push(SweepSphereBox {
-                    s: s(start, r),
-                    v,
-                    b: unit,
-                });
-                sc.push(SegCapsuleCase {
-                    p: start,
-                    q: start + v,
-                    cap: Capsule::new(-Vec3::X, Vec3::X, r),
-                });
-                sc.push(SegCapsuleCase {
-                    p: start,
-                    q: start + v,
-                    cap: Capsule::new(Vec3::ONE, Vec3::ONE, r),
-                });
+            for v in [Vec3::X * 6.0, Vec3::new(6.0, 6.0, 0.0), Vec3::splat(6.0), Vec3::ZERO, Vec3::new(6.0, -0.0, 0.0)]
+            {
+                msb.push(SweepSphereBox { s: s(start, r), v, b: unit });
+                sc.push(SegCapsuleCase { p: start, q: start + v, cap: Capsule::new(-Vec3::X, Vec3::X, r) });
+                sc.push(SegCapsuleCase { p: start, q: start + v, cap: Capsule::new(Vec3::ONE, Vec3::ONE, r) });
             }
         }
     }
@@ -1575,28 +1152,14 @@ fn sweep_edges() {
     compare_all("segment_capsule edges", &sc, None);
 
     let mut mbb = Vec::new();
-    for vb in [
-        Vec3::ZERO,
-        Vec3::X * -4.0,
-        Vec3::new(-4.0, 0.0, 0.0),
-        Vec3::new(-4.0, -0.0, 4.0),
-        Vec3::X,
-    ] {
+    for vb in [Vec3::ZERO, Vec3::X * -4.0, Vec3::new(-4.0, 0.0, 0.0), Vec3::new(-4.0, -0.0, 4.0), Vec3::X] {
         for b in [
             Aabb::new(Vec3::new(2.0, -1.0, -1.0), Vec3::new(3.0, 1.0, 1.0)),
             Aabb::new(Vec3::new(1.0, -1.0, -1.0), Vec3::new(3.0, 1.0, 1.0)),
             Aabb::new(Vec3::new(2.0, 1.0, -1.0), Vec3::new(3.0, 2.0, 1.0)),
-            Aabb::new(
-                Vec3::new(2.0, 1.0f32.next_up(), -1.0),
-                Vec3::new(3.0, 2.0, 1.0),
-            ),
+            Aabb::new(Vec3::new(2.0, 1.0f32.next_up(), -1.0), Vec3::new(3.0, 2.0, 1.0)),
         ] {
-            mbb.push(SweepBoxBox {
-                a: unit,
-                va: Vec3::ZERO,
-                b,
-                vb,
-            });
+            mbb.push(SweepBoxBox { a: unit, va: Vec3::ZERO, b, vb });
         }
     }
     compare_all("moving_aabb_aabb edges", &mbb, None);
@@ -1609,8 +1172,7 @@ fn sweep_edges() {
 fn tails_for<L: Lanes>() {
     let mut rng = Rng::new(77);
     for n in 1..=17usize {
-        let cases: Vec<RaySphereCase<1>> =
-            (0..n).map(|_| RaySphereCase::random(&mut rng)).collect();
+        let cases: Vec<RaySphereCase<1>> = (0..n).map(|_| RaySphereCase::random(&mut rng)).collect();
         // N rays against one sphere, through RaySoa::packet.
         let sphere = cases[0].s;
         let soa = RaySoa::from_rays(&cases.iter().map(|c| c.ray).collect::<Vec<_>>());
@@ -1618,21 +1180,10 @@ fn tails_for<L: Lanes>() {
         for i in (0..n).step_by(L::N) {
             let (m, t) = ray_sphere::intersect_lanes(&soa.packet::<L>(i), &sl);
             for k in 0..L::N {
-                let want = (i + k < n)
-                    .then(|| ray_sphere::intersect_scalar(&soa.ray(i + k), &sphere))
-                    .flatten();
-                assert_eq!(
-                    m.lane(k),
-                    want.is_some(),
-                    "tail n={n} lane {k} ({})",
-                    L::NAME
-                );
+                let want = (i + k < n).then(|| ray_sphere::intersect_scalar(&soa.ray(i + k), &sphere)).flatten();
+                assert_eq!(m.lane(k), want.is_some(), "tail n={n} lane {k} ({})", L::NAME);
                 if let Some(w) = want {
-                    assert!(
-                        (t.lane(k) - w).abs() <= TOL * (1.0 + w.abs()) * 100.0,
-                        "tail t {w} vs {}",
-                        t.lane(k)
-                    );
+                    assert!((t.lane(k) - w).abs() <= TOL * (1.0 + w.abs()) * 100.0, "tail t {w} vs {}", t.lane(k));
                 }
             }
         }
@@ -1643,8 +1194,7 @@ fn tails_for<L: Lanes>() {
         for i in (0..block.padded_len()).step_by(L::N) {
             let (m, _) = ray_sphere::intersect_lanes(&rp, &block.lanes::<L>(i));
             for k in 0..L::N {
-                let want =
-                    i + k < n && ray_sphere::intersect_scalar(&ray, &block.get(i + k)).is_some();
+                let want = i + k < n && ray_sphere::intersect_scalar(&ray, &block.get(i + k)).is_some();
                 assert_eq!(m.lane(k), want, "block tail n={n} lane {k} ({})", L::NAME);
             }
         }

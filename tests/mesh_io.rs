@@ -12,9 +12,7 @@ const BUNNY_TRIANGLES: usize = 69_451;
 const SPONZA_TRIANGLES: usize = 66_454;
 
 fn scene_file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenes")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join(name)
 }
 
 /// A fresh directory under the system temp dir, removed on drop (also when a test fails).
@@ -23,9 +21,7 @@ struct TempDir(PathBuf);
 impl TempDir {
     fn new(tag: &str) -> Self {
         static NEXT: AtomicU32 = AtomicU32::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let dir = std::env::temp_dir().join(format!(
             "lanecast-mesh-io-{tag}-{}-{nanos}-{}",
             std::process::id(),
@@ -51,11 +47,7 @@ impl Drop for TempDir {
 fn put(out: &mut Vec<u8>, ty: &str, v: f64, be: bool) {
     macro_rules! bytes {
         ($x:expr) => {
-            if be {
-                out.extend_from_slice(&$x.to_be_bytes())
-            } else {
-                out.extend_from_slice(&$x.to_le_bytes())
-            }
+            if be { out.extend_from_slice(&$x.to_be_bytes()) } else { out.extend_from_slice(&$x.to_le_bytes()) }
         };
     }
     match ty {
@@ -82,11 +74,7 @@ fn binary_ply(
     verts: &[[f64; 3]],
     faces: &[&[i64]],
 ) -> Vec<u8> {
-    let format = if be {
-        "binary_big_endian"
-    } else {
-        "binary_little_endian"
-    };
+    let format = if be { "binary_big_endian" } else { "binary_little_endian" };
     let mut out = format!(
         "ply\nformat {format} 1.0\ncomment written by tests/mesh_io.rs\nelement vertex {}\nproperty {coord} x\nproperty {coord} y\nproperty {coord} z\nproperty uchar red\nelement face {}\nproperty list {count} {index} {list_name}\nend_header\n",
         verts.len(),
@@ -109,13 +97,7 @@ fn binary_ply(
 }
 
 /// A unit square (fan-triangulated quad) plus a triangle above it.
-const VERTS: [[f64; 3]; 5] = [
-    [0.0, 0.0, 0.0],
-    [1.0, 0.0, 0.0],
-    [1.0, 1.0, 0.0],
-    [0.0, 1.0, 0.0],
-    [0.5, 0.5, 2.0],
-];
+const VERTS: [[f64; 3]; 5] = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.5, 0.5, 2.0]];
 const FACES: [&[i64]; 2] = [&[0, 1, 2, 3], &[0, 1, 4]];
 
 fn expected() -> MeshData {
@@ -127,29 +109,18 @@ fn expected() -> MeshData {
 
 fn err_text(r: Result<MeshData, SceneError>) -> String {
     match r {
-        Ok(m) => panic!(
-            "expected an error, got a mesh with {} triangles",
-            m.triangle_count()
-        ),
+        Ok(m) => panic!("expected an error, got a mesh with {} triangles", m.triangle_count()),
         Err(e @ SceneError::File { .. }) => e.to_string(),
         Err(e) => panic!("expected a file error, got {e}"),
     }
 }
 
 /// Loads `bytes` written to `name` and checks the error names the file and every fragment.
-fn assert_load_err(
-    dir: &TempDir,
-    name: &str,
-    bytes: impl AsRef<[u8]>,
-    fragments: &[&str],
-) -> String {
+fn assert_load_err(dir: &TempDir, name: &str, bytes: impl AsRef<[u8]>, fragments: &[&str]) -> String {
     let path = dir.write(name, bytes);
     let msg = err_text(load_mesh(&path));
     eprintln!("{msg}");
-    assert!(
-        msg.contains(name),
-        "error for {name} does not name the file: {msg}"
-    );
+    assert!(msg.contains(name), "error for {name} does not name the file: {msg}");
     for f in fragments {
         assert!(msg.contains(f), "error for {name} lacks `{f}`: {msg}");
     }
@@ -167,14 +138,8 @@ fn bunny_ply_loads_with_sane_bounds() {
     assert!(b.is_valid());
     // The Stanford bunny: about 0.156 x 0.154 x 0.121, standing on y = 0.033.
     let size = b.max - b.min;
-    assert!(
-        size.min_element() > 0.1 && size.max_element() < 0.2,
-        "bunny size {size}"
-    );
-    assert!(
-        b.contains(Vec3::new(-0.0168, 0.1102, -0.0015)),
-        "bunny bounds {b:?}"
-    );
+    assert!(size.min_element() > 0.1 && size.max_element() < 0.2, "bunny size {size}");
+    assert!(b.contains(Vec3::new(-0.0168, 0.1102, -0.0015)), "bunny bounds {b:?}");
     assert!((b.min.y - 0.033).abs() < 1e-3, "bunny bounds {b:?}");
 }
 
@@ -184,10 +149,7 @@ fn sponza_ply_loads() {
     assert_eq!(mesh.triangle_count(), SPONZA_TRIANGLES);
     let b = mesh.bounds();
     assert!(b.is_valid());
-    assert!(
-        b.contains(Vec3::new(13.94, 3.23, 0.0015)),
-        "sponza bounds {b:?}"
-    );
+    assert!(b.contains(Vec3::new(13.94, 3.23, 0.0015)), "sponza bounds {b:?}");
 }
 
 #[test]
@@ -201,9 +163,7 @@ fn bunny_scene_builds_and_is_hit() {
     assert_eq!(scene.geoms()[id as usize].prims as usize, BUNNY_TRIANGLES);
     // The suggested camera looks straight at the bunny.
     let eye = Vec3::new(0.0883, 0.1852, 0.2988);
-    let hit = scene
-        .intersect(&Ray::new(eye, Vec3::new(-0.0168, 0.1102, -0.0015) - eye))
-        .unwrap();
+    let hit = scene.intersect(&Ray::new(eye, Vec3::new(-0.0168, 0.1102, -0.0015) - eye)).unwrap();
     assert_eq!(hit.geom, id);
     assert!(hit.t > 0.0 && hit.t < 1.0);
 }
@@ -223,10 +183,7 @@ fn ascii_ply_round_trip() {
     // Upper-case extension, and the reader entry point.
     let upper = dir.write("SMALL.PLY", ply);
     assert_eq!(load_mesh(&upper).unwrap(), expected());
-    assert_eq!(
-        mesh_from_ply_reader(ply.as_bytes(), Path::new("mem.ply")).unwrap(),
-        expected()
-    );
+    assert_eq!(mesh_from_ply_reader(ply.as_bytes(), Path::new("mem.ply")).unwrap(), expected());
 }
 
 #[test]
@@ -244,38 +201,17 @@ fn binary_ply_round_trips() {
         // Integer coordinates cannot hold 0.5: move the apex to (3, 3, 2) for those.
         let integer = !matches!(coord, "float" | "double");
         let verts = VERTS.map(|v| v.map(|c| if integer && c == 0.5 { 3.0 } else { c }));
-        let want = MeshData {
-            positions: verts.iter().map(|v| v.map(|c| c as f32)).collect(),
-            ..expected()
-        };
+        let want = MeshData { positions: verts.iter().map(|v| v.map(|c| c as f32)).collect(), ..expected() };
         let bytes = binary_ply(be, coord, count, index, list, &verts, &FACES);
         let path = dir.write(&format!("case{k}.ply"), &bytes);
-        assert_eq!(
-            load_mesh(&path).unwrap(),
-            want,
-            "case {k}: {be} {coord} {count} {index} {list}"
-        );
+        assert_eq!(load_mesh(&path).unwrap(), want, "case {k}: {be} {coord} {count} {index} {list}");
     }
     // Elements after `face` are never read: a truncated trailing element is fine.
-    let mut bytes = binary_ply(
-        false,
-        "float",
-        "uchar",
-        "int",
-        "vertex_indices",
-        &VERTS,
-        &FACES,
-    );
+    let mut bytes = binary_ply(false, "float", "uchar", "int", "vertex_indices", &VERTS, &FACES);
     let at = bytes.windows(10).position(|w| w == b"end_header").unwrap();
-    bytes.splice(
-        at..at,
-        b"element extra 1000\nproperty double w\n".iter().copied(),
-    );
+    bytes.splice(at..at, b"element extra 1000\nproperty double w\n".iter().copied());
     bytes.extend_from_slice(&[1, 2, 3]);
-    assert_eq!(
-        mesh_from_ply_reader(&bytes[..], Path::new("mem.ply")).unwrap(),
-        expected()
-    );
+    assert_eq!(mesh_from_ply_reader(&bytes[..], Path::new("mem.ply")).unwrap(), expected());
 }
 
 #[test]
@@ -287,16 +223,10 @@ fn obj_quad_is_fan_triangulated() {
     let mesh = load_mesh(&path).unwrap();
     assert_eq!(mesh.triangle_count(), 3);
     assert_eq!(mesh, expected());
-    assert_eq!(
-        mesh_from_obj_reader(obj.as_bytes(), Path::new("mem.obj")).unwrap(),
-        expected()
-    );
+    assert_eq!(mesh_from_obj_reader(obj.as_bytes(), Path::new("mem.obj")).unwrap(), expected());
 
     // A lone quad: exactly two triangles sharing the first vertex.
-    let quad = dir.write(
-        "lone.OBJ",
-        "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n",
-    );
+    let quad = dir.write("lone.OBJ", "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n");
     let mesh = load_mesh(&quad).unwrap();
     assert_eq!(mesh.indices, vec![[0, 1, 2], [0, 2, 3]]);
 
@@ -313,20 +243,14 @@ fn missing_files_and_unknown_formats() {
     let dir = TempDir::new("missing");
     for name in ["nope.obj", "nope.ply"] {
         let msg = err_text(load_mesh(&dir.0.join(name)));
-        assert!(
-            msg.contains(name) && msg.contains("cannot open: ") && msg.contains("os error"),
-            "{msg}"
-        );
+        assert!(msg.contains(name) && msg.contains("cannot open: ") && msg.contains("os error"), "{msg}");
     }
     let msg = assert_load_err(&dir, "mesh.stl", "solid x\n", &["unsupported", ".stl"]);
     assert!(msg.contains(".obj or .ply"), "{msg}");
     assert_load_err(&dir, "mesh", "v 0 0 0\n", &["extension"]);
     // The builder passes file errors through.
     let mut b = SceneBuilder::new();
-    let e = b
-        .add_mesh_file(&dir.0.join("gone.ply"))
-        .unwrap_err()
-        .to_string();
+    let e = b.add_mesh_file(&dir.0.join("gone.ply")).unwrap_err().to_string();
     assert!(e.contains("gone.ply") && e.contains("cannot open"), "{e}");
 }
 
@@ -334,31 +258,11 @@ fn missing_files_and_unknown_formats() {
 fn bad_ply_headers() {
     let dir = TempDir::new("plyhead");
     let tail = "element face 1\nproperty list uchar int vertex_indices\nend_header\n";
-    assert_load_err(
-        &dir,
-        "notply.ply",
-        "hello\nworld\n",
-        &["PLY error", "line 1"],
-    );
+    assert_load_err(&dir, "notply.ply", "hello\nworld\n", &["PLY error", "line 1"]);
     assert_load_err(&dir, "empty.ply", "", &["PLY error"]);
-    assert_load_err(
-        &dir,
-        "noend.ply",
-        "ply\nformat ascii 1.0\nelement vertex 1\n",
-        &["end_header"],
-    );
-    assert_load_err(
-        &dir,
-        "badline.ply",
-        "ply\nformat ascii 1.0\nelemnt vertex 3\nend_header\n",
-        &["line 3"],
-    );
-    assert_load_err(
-        &dir,
-        "novertex.ply",
-        format!("ply\nformat ascii 1.0\n{tail}3 0 1 2\n"),
-        &["no `vertex` element"],
-    );
+    assert_load_err(&dir, "noend.ply", "ply\nformat ascii 1.0\nelement vertex 1\n", &["end_header"]);
+    assert_load_err(&dir, "badline.ply", "ply\nformat ascii 1.0\nelemnt vertex 3\nend_header\n", &["line 3"]);
+    assert_load_err(&dir, "novertex.ply", format!("ply\nformat ascii 1.0\n{tail}3 0 1 2\n"), &["no `vertex` element"]);
     assert_load_err(
         &dir,
         "noz.ply",
@@ -376,18 +280,11 @@ fn bad_ply_headers() {
         &["`x` is a list"],
     );
     let verts = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n";
-    assert_load_err(
-        &dir,
-        "noface.ply",
-        format!("{verts}end_header\n0 0 0\n1 0 0\n0 1 0\n"),
-        &["no `face` element"],
-    );
+    assert_load_err(&dir, "noface.ply", format!("{verts}end_header\n0 0 0\n1 0 0\n0 1 0\n"), &["no `face` element"]);
     assert_load_err(
         &dir,
         "nolist.ply",
-        format!(
-            "{verts}element face 1\nproperty list uchar int corners\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"
-        ),
+        format!("{verts}element face 1\nproperty list uchar int corners\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"),
         &["`vertex_indices`"],
     );
     assert_load_err(
@@ -401,9 +298,7 @@ fn bad_ply_headers() {
     assert_load_err(
         &dir,
         "scalarlist.ply",
-        format!(
-            "{verts}element face 1\nproperty int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n2\n"
-        ),
+        format!("{verts}element face 1\nproperty int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n2\n"),
         &["not a list"],
     );
 }
@@ -421,25 +316,10 @@ fn bad_ply_payloads() {
         &["face 1", "index 7", "3 vertices"],
     );
     assert!(msg.contains("out of range"), "{msg}");
-    let bin = binary_ply(
-        false,
-        "float",
-        "uchar",
-        "int",
-        "vertex_indices",
-        &VERTS,
-        &[&[0, 1, 2], &[3, 4, 0], &[1, -1, 2]],
-    );
+    let bin =
+        binary_ply(false, "float", "uchar", "int", "vertex_indices", &VERTS, &[&[0, 1, 2], &[3, 4, 0], &[1, -1, 2]]);
     assert_load_err(&dir, "negative.ply", bin, &["face 2", "index -1"]);
-    let bin = binary_ply(
-        true,
-        "double",
-        "uchar",
-        "uint",
-        "vertex_indices",
-        &VERTS,
-        &[&[0, 1, 2, 3, 5]],
-    );
+    let bin = binary_ply(true, "double", "uchar", "uint", "vertex_indices", &VERTS, &[&[0, 1, 2, 3, 5]]);
     assert_load_err(&dir, "range_be.ply", bin, &["face 0", "index 5"]);
     // Too few indices.
     assert_load_err(
@@ -504,33 +384,10 @@ fn bad_ply_payloads() {
         &["line 14", "`3 0 1 300`", "index 2"],
     );
     // Truncated files.
-    assert_load_err(
-        &dir,
-        "cut.ply",
-        format!("{head}0 0 0\n1 0 0\n"),
-        &["end of file", "`vertex`"],
-    );
-    let bin = binary_ply(
-        false,
-        "float",
-        "uchar",
-        "int",
-        "vertex_indices",
-        &VERTS,
-        &FACES,
-    );
-    assert_load_err(
-        &dir,
-        "cut_bin.ply",
-        &bin[..bin.len() - 3],
-        &["end of file", "`face`"],
-    );
-    assert_load_err(
-        &dir,
-        "cut_verts.ply",
-        &bin[..bin.len() - 50],
-        &["end of file", "`vertex`"],
-    );
+    assert_load_err(&dir, "cut.ply", format!("{head}0 0 0\n1 0 0\n"), &["end of file", "`vertex`"]);
+    let bin = binary_ply(false, "float", "uchar", "int", "vertex_indices", &VERTS, &FACES);
+    assert_load_err(&dir, "cut_bin.ply", &bin[..bin.len() - 3], &["end of file", "`face`"]);
+    assert_load_err(&dir, "cut_verts.ply", &bin[..bin.len() - 50], &["end of file", "`vertex`"]);
     // No triangles at all.
     assert_load_err(
         &dir,
@@ -545,18 +402,8 @@ fn bad_obj_files() {
     let dir = TempDir::new("obj");
     let v = "v 0 0 0\nv 1 0 0\nv 0 1 0\n";
     // Parse errors reported by tobj get the line we were on.
-    assert_load_err(
-        &dir,
-        "pos.obj",
-        "v 0 0 0\nv 1 x 0\n",
-        &["line 2", "position parse error"],
-    );
-    assert_load_err(
-        &dir,
-        "color.obj",
-        "v 0 0 0 1 1\n",
-        &["line 1", "OBJ parse error"],
-    );
+    assert_load_err(&dir, "pos.obj", "v 0 0 0\nv 1 x 0\n", &["line 2", "position parse error"]);
+    assert_load_err(&dir, "color.obj", "v 0 0 0 1 1\n", &["line 1", "OBJ parse error"]);
     // Face references.
     let msg = assert_load_err(
         &dir,
@@ -565,92 +412,24 @@ fn bad_obj_files() {
         &["line 6", "face 2", "vertex 9", "only 3 vertices"],
     );
     assert!(!msg.contains('\n'), "{msg}");
-    assert_load_err(
-        &dir,
-        "relative.obj",
-        format!("{v}f -1 -2 -4\n"),
-        &["line 4", "vertex -4"],
-    );
-    assert_load_err(
-        &dir,
-        "zero.obj",
-        format!("{v}f 0 1 2\n"),
-        &["line 4", "index 0"],
-    );
-    assert_load_err(
-        &dir,
-        "forward.obj",
-        format!("f 1 2 3\n{v}"),
-        &["line 1", "only 0 vertices"],
-    );
-    assert_load_err(
-        &dir,
-        "word.obj",
-        format!("{v}f 1 two 3\n"),
-        &["line 4", "malformed", "`two`"],
-    );
-    assert_load_err(
-        &dir,
-        "slash.obj",
-        format!("{v}f 1 /2 3\n"),
-        &["line 4", "malformed"],
-    );
-    assert_load_err(
-        &dir,
-        "bigidx.obj",
-        format!("{v}f 1 2 99999999999999999999999\n"),
-        &["line 4", "malformed"],
-    );
-    assert_load_err(
-        &dir,
-        "two.obj",
-        format!("{v}f 1 2\n"),
-        &["line 4", "2 vertices"],
-    );
+    assert_load_err(&dir, "relative.obj", format!("{v}f -1 -2 -4\n"), &["line 4", "vertex -4"]);
+    assert_load_err(&dir, "zero.obj", format!("{v}f 0 1 2\n"), &["line 4", "index 0"]);
+    assert_load_err(&dir, "forward.obj", format!("f 1 2 3\n{v}"), &["line 1", "only 0 vertices"]);
+    assert_load_err(&dir, "word.obj", format!("{v}f 1 two 3\n"), &["line 4", "malformed", "`two`"]);
+    assert_load_err(&dir, "slash.obj", format!("{v}f 1 /2 3\n"), &["line 4", "malformed"]);
+    assert_load_err(&dir, "bigidx.obj", format!("{v}f 1 2 99999999999999999999999\n"), &["line 4", "malformed"]);
+    assert_load_err(&dir, "two.obj", format!("{v}f 1 2\n"), &["line 4", "2 vertices"]);
     // Non-finite coordinates.
-    assert_load_err(
-        &dir,
-        "nan.obj",
-        "v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n",
-        &["line 2", "vertex 2", "non-finite"],
-    );
-    assert_load_err(
-        &dir,
-        "huge.obj",
-        "v 0 0 0\nv 1 1e39 0\nv 0 1 0\nf 1 2 3\n",
-        &["line 2", "non-finite"],
-    );
-    assert_load_err(
-        &dir,
-        "w.obj",
-        "v 0 0 0\nv 1e38 0 0 1e-10\nv 0 1 0\nf 1 2 3\n",
-        &["not finite", "w"],
-    );
+    assert_load_err(&dir, "nan.obj", "v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n", &["line 2", "vertex 2", "non-finite"]);
+    assert_load_err(&dir, "huge.obj", "v 0 0 0\nv 1 1e39 0\nv 0 1 0\nf 1 2 3\n", &["line 2", "non-finite"]);
+    assert_load_err(&dir, "w.obj", "v 0 0 0\nv 1e38 0 0 1e-10\nv 0 1 0\nf 1 2 3\n", &["not finite", "w"]);
     assert_load_err(&dir, "scale0.obj", "v 0 0 0 0\n", &["line 1", "scaling"]);
     // Nothing to load.
     assert_load_err(&dir, "empty.obj", "", &["no faces"]);
-    assert_load_err(
-        &dir,
-        "points.obj",
-        format!("{v}p 1 2 3\nl 1 2 3\n"),
-        &["no faces"],
-    );
+    assert_load_err(&dir, "points.obj", format!("{v}p 1 2 3\nl 1 2 3\n"), &["no faces"]);
     // Not UTF-8 where it matters; harmless where it does not.
-    assert_load_err(
-        &dir,
-        "utf8.obj",
-        b"v 0 0 \xff\n".as_slice(),
-        &["line 1", "UTF-8"],
-    );
-    let ok = dir.write(
-        "comment.obj",
-        [
-            b"# \xff\xfe\n".as_slice(),
-            v.as_bytes(),
-            b"f 1 2 3".as_slice(),
-        ]
-        .concat(),
-    );
+    assert_load_err(&dir, "utf8.obj", b"v 0 0 \xff\n".as_slice(), &["line 1", "UTF-8"]);
+    let ok = dir.write("comment.obj", [b"# \xff\xfe\n".as_slice(), v.as_bytes(), b"f 1 2 3".as_slice()].concat());
     assert_eq!(load_mesh(&ok).unwrap().triangle_count(), 1);
 }
 
@@ -663,42 +442,21 @@ fn corrupted_inputs_never_panic() {
     let seeds: [Vec<u8>; 4] = [
         obj.into(),
         ascii.into(),
-        binary_ply(
-            false,
-            "float",
-            "uchar",
-            "int",
-            "vertex_indices",
-            &VERTS,
-            &FACES,
-        ),
-        binary_ply(
-            true,
-            "double",
-            "ushort",
-            "uint",
-            "vertex_index",
-            &VERTS,
-            &FACES,
-        ),
+        binary_ply(false, "float", "uchar", "int", "vertex_indices", &VERTS, &FACES),
+        binary_ply(true, "double", "ushort", "uint", "vertex_index", &VERTS, &FACES),
     ];
     let alphabet = b"0123456789 -+.e\n/fv#xyzlisteu\xff\x00";
     let mut rng = Rng::new(0x6d65_7368);
     let (mut ok, mut err) = (0, 0);
     // `LANECAST_SOAK=n` runs n times as many, as in the kernel tests.
-    let soak: usize = std::env::var("LANECAST_SOAK")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
+    let soak: usize = std::env::var("LANECAST_SOAK").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     for round in 0..4000 * soak.max(1) {
         let (k, seed) = (round % 4, &seeds[round % 4]);
         let mut bytes = seed.clone();
         for _ in 0..1 + rng.below(4) {
             let at = rng.below(bytes.len() as u64 + 1) as usize;
             match rng.below(4) {
-                0 if at < bytes.len() => {
-                    bytes[at] = alphabet[rng.below(alphabet.len() as u64) as usize]
-                }
+                0 if at < bytes.len() => bytes[at] = alphabet[rng.below(alphabet.len() as u64) as usize],
                 1 if at < bytes.len() => bytes[at] = rng.next_u64() as u8,
                 2 => bytes.insert(at, alphabet[rng.below(alphabet.len() as u64) as usize]),
                 _ => bytes.truncate(at.max(1)),

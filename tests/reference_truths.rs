@@ -17,10 +17,7 @@ fn five_textbook_ray_sphere_configurations() {
     assert_eq!(ray_sphere::intersect_scalar(&a, &s), Some(4.0));
     let x = segment_sphere::crossings_scalar(&a, &s);
     assert_eq!((x.enter.unwrap().t, x.exit.unwrap().t), (4.0, 6.0));
-    assert_eq!(
-        (x.enter.unwrap().normal, x.exit.unwrap().normal),
-        (-Vec3::X, Vec3::X)
-    );
+    assert_eq!((x.enter.unwrap().normal, x.exit.unwrap().normal), (-Vec3::X, Vec3::X));
     // (b) from inside: hit at t_min = 0, one crossing (the exit at 1).
     let b = Ray::new(Vec3::ZERO, Vec3::Y * 2.0);
     assert_eq!(ray_sphere::intersect_scalar(&b, &s), Some(0.0));
@@ -43,10 +40,7 @@ fn five_textbook_ray_sphere_configurations() {
     assert_eq!(ray_sphere::intersect_scalar(&f, &s), Some(1.0));
     // Segment ending before the sphere: miss; ending inside: hits, one crossing.
     assert_eq!(
-        ray_sphere::intersect_scalar(
-            &Ray::segment(Vec3::new(-5.0, 0.0, 0.0), Vec3::new(-2.0, 0.0, 0.0)),
-            &s
-        ),
+        ray_sphere::intersect_scalar(&Ray::segment(Vec3::new(-5.0, 0.0, 0.0), Vec3::new(-2.0, 0.0, 0.0)), &s),
         None
     );
     let g = Ray::segment(Vec3::new(-5.0, 0.0, 0.0), Vec3::new(0.0, 0.0, 0.0));
@@ -69,32 +63,14 @@ fn invalid_input_is_a_miss() {
         assert!(!ray.is_valid());
         assert!(Ray::try_new(ray.origin, ray.dir, ray.t_min, ray.t_max).is_err());
         assert_eq!(ray_sphere::intersect_scalar(&ray, &s), None);
-        assert_eq!(
-            ray_aabb::intersect_scalar(&ray, &Aabb::new(-Vec3::ONE, Vec3::ONE)),
-            None
-        );
-        assert_eq!(
-            ray_triangle::intersect_scalar(&ray, &Triangle::new(Vec3::Y, Vec3::Z, -Vec3::Y)),
-            None
-        );
+        assert_eq!(ray_aabb::intersect_scalar(&ray, &Aabb::new(-Vec3::ONE, Vec3::ONE)), None);
+        assert_eq!(ray_triangle::intersect_scalar(&ray, &Triangle::new(Vec3::Y, Vec3::Z, -Vec3::Y)), None);
     }
     let ok = Ray::new(o, Vec3::X);
-    assert_eq!(
-        ray_sphere::intersect_scalar(&ok, &Sphere::new(Vec3::ZERO, -1.0)),
-        None
-    );
-    assert_eq!(
-        ray_aabb::intersect_scalar(&ok, &Aabb::new(Vec3::ONE, -Vec3::ONE)),
-        None
-    );
-    assert_eq!(
-        ray_plane::intersect_scalar(&ok, &Plane::new(Vec3::ZERO, 1.0)),
-        None
-    );
-    assert_eq!(
-        Ray::try_new(o, Vec3::ZERO, 0.0, 1.0),
-        Err(lanecast::RayError::DegenerateDirection)
-    );
+    assert_eq!(ray_sphere::intersect_scalar(&ok, &Sphere::new(Vec3::ZERO, -1.0)), None);
+    assert_eq!(ray_aabb::intersect_scalar(&ok, &Aabb::new(Vec3::ONE, -Vec3::ONE)), None);
+    assert_eq!(ray_plane::intersect_scalar(&ok, &Plane::new(Vec3::ZERO, 1.0)), None);
+    assert_eq!(Ray::try_new(o, Vec3::ZERO, 0.0, 1.0), Err(lanecast::RayError::DegenerateDirection));
 }
 
 #[test]
@@ -104,118 +80,55 @@ fn ray_aabb_textbook() {
     assert_eq!(hit(Vec3::new(-3.0, 0.0, 0.0), Vec3::X), Some((2.0, 4.0)));
     assert_eq!(hit(Vec3::ZERO, Vec3::X), Some((0.0, 1.0))); // inside: enters at t_min
     // In a face plane, parallel to it: the closed box is hit, with either sign of zero.
-    assert_eq!(
-        hit(Vec3::new(-1.0, -5.0, 0.0), Vec3::new(0.0, 1.0, 0.0)),
-        Some((4.0, 6.0))
-    );
-    assert_eq!(
-        hit(Vec3::new(-1.0, -5.0, 0.0), Vec3::new(-0.0, 1.0, -0.0)),
-        Some((4.0, 6.0))
-    );
-    assert_eq!(
-        hit(Vec3::new(1.0, 1.0, -5.0), Vec3::new(0.0, -0.0, 1.0)),
-        Some((4.0, 6.0))
-    ); // along an edge
-    assert_eq!(
-        hit(Vec3::new((-1.0f32).next_down(), -5.0, 0.0), Vec3::Y),
-        None
-    ); // just outside
-    assert_eq!(
-        hit(Vec3::new(-2.0, -2.0, -2.0), Vec3::ONE),
-        Some((1.0, 3.0))
-    ); // through corners
+    assert_eq!(hit(Vec3::new(-1.0, -5.0, 0.0), Vec3::new(0.0, 1.0, 0.0)), Some((4.0, 6.0)));
+    assert_eq!(hit(Vec3::new(-1.0, -5.0, 0.0), Vec3::new(-0.0, 1.0, -0.0)), Some((4.0, 6.0)));
+    assert_eq!(hit(Vec3::new(1.0, 1.0, -5.0), Vec3::new(0.0, -0.0, 1.0)), Some((4.0, 6.0))); // along an edge
+    assert_eq!(hit(Vec3::new((-1.0f32).next_down(), -5.0, 0.0), Vec3::Y), None); // just outside
+    assert_eq!(hit(Vec3::new(-2.0, -2.0, -2.0), Vec3::ONE), Some((1.0, 3.0))); // through corners
     assert_eq!(hit(Vec3::new(-3.0, 0.0, 0.0), -Vec3::X), None); // behind
 }
 
 #[test]
 fn ray_triangle_textbook() {
     let tri = Triangle::new(Vec3::ZERO, Vec3::X, Vec3::Y);
-    let h = ray_triangle::intersect_scalar(&Ray::new(Vec3::new(0.25, 0.5, 2.0), -Vec3::Z), &tri)
-        .unwrap();
+    let h = ray_triangle::intersect_scalar(&Ray::new(Vec3::new(0.25, 0.5, 2.0), -Vec3::Z), &tri).unwrap();
     assert_eq!((h.t, h.u, h.v), (2.0, 0.25, 0.5));
     // Two-sided: from below too.
-    let h =
-        ray_triangle::intersect_scalar(&Ray::new(Vec3::new(0.25, 0.5, -2.0), Vec3::Z * 2.0), &tri)
-            .unwrap();
+    let h = ray_triangle::intersect_scalar(&Ray::new(Vec3::new(0.25, 0.5, -2.0), Vec3::Z * 2.0), &tri).unwrap();
     assert_eq!((h.t, h.u, h.v), (1.0, 0.25, 0.5));
     // Outside the triangle (u + v > 1), parallel to the plane, degenerate triangles.
-    assert!(
-        ray_triangle::intersect_scalar(&Ray::new(Vec3::new(0.75, 0.5, 2.0), -Vec3::Z), &tri)
-            .is_none()
-    );
-    assert!(
-        ray_triangle::intersect_scalar(&Ray::new(Vec3::new(0.1, 0.1, 0.0), Vec3::X), &tri)
-            .is_none()
-    );
+    assert!(ray_triangle::intersect_scalar(&Ray::new(Vec3::new(0.75, 0.5, 2.0), -Vec3::Z), &tri).is_none());
+    assert!(ray_triangle::intersect_scalar(&Ray::new(Vec3::new(0.1, 0.1, 0.0), Vec3::X), &tri).is_none());
     let line = Triangle::new(Vec3::ZERO, Vec3::X, Vec3::X * 2.0);
     assert!(line.is_degenerate());
-    assert!(
-        ray_triangle::intersect_scalar(&Ray::new(Vec3::new(0.5, 0.0, 1.0), -Vec3::Z), &line)
-            .is_none()
-    );
+    assert!(ray_triangle::intersect_scalar(&Ray::new(Vec3::new(0.5, 0.0, 1.0), -Vec3::Z), &line).is_none());
     assert!(tri.normal() == Vec3::Z && !tri.is_degenerate());
 }
 
 #[test]
 fn ray_plane_textbook() {
     let p = Plane::new(Vec3::Y * 2.0, 2.0); // y = 1
-    assert_eq!(
-        ray_plane::intersect_scalar(&Ray::new(Vec3::ZERO, Vec3::Y), &p),
-        Some(1.0)
-    );
-    assert_eq!(
-        ray_plane::intersect_scalar(&Ray::segment(Vec3::ZERO, Vec3::Y * 4.0), &p),
-        Some(0.25)
-    );
-    assert_eq!(
-        ray_plane::intersect_scalar(&Ray::segment(Vec3::ZERO, Vec3::Y * 0.5), &p),
-        None
-    );
-    assert_eq!(
-        ray_plane::intersect_scalar(&Ray::new(Vec3::Y, Vec3::X), &p),
-        None
-    ); // in the plane
+    assert_eq!(ray_plane::intersect_scalar(&Ray::new(Vec3::ZERO, Vec3::Y), &p), Some(1.0));
+    assert_eq!(ray_plane::intersect_scalar(&Ray::segment(Vec3::ZERO, Vec3::Y * 4.0), &p), Some(0.25));
+    assert_eq!(ray_plane::intersect_scalar(&Ray::segment(Vec3::ZERO, Vec3::Y * 0.5), &p), None);
+    assert_eq!(ray_plane::intersect_scalar(&Ray::new(Vec3::Y, Vec3::X), &p), None); // in the plane
 }
 
 #[test]
 fn aabb_triangle_textbook() {
     let b = Aabb::new(-Vec3::ONE, Vec3::ONE);
     let ov = |a: Vec3, c: Vec3, d: Vec3| aabb_triangle::overlap_scalar(&b, &Triangle::new(a, c, d));
-    assert!(ov(
-        Vec3::new(-5.0, 0.0, -5.0),
-        Vec3::new(5.0, 0.0, -5.0),
-        Vec3::new(0.0, 0.0, 5.0)
-    )); // cuts through
-    assert!(ov(
-        Vec3::new(1.0, 0.0, 0.0),
-        Vec3::new(3.0, 0.0, 0.0),
-        Vec3::new(2.0, 1.0, 0.0)
-    )); // touches a face
-    assert!(!ov(
-        Vec3::new(1.5, 0.0, 0.0),
-        Vec3::new(3.0, 0.0, 0.0),
-        Vec3::new(2.0, 1.0, 0.0)
-    ));
+    assert!(ov(Vec3::new(-5.0, 0.0, -5.0), Vec3::new(5.0, 0.0, -5.0), Vec3::new(0.0, 0.0, 5.0))); // cuts through
+    assert!(ov(Vec3::new(1.0, 0.0, 0.0), Vec3::new(3.0, 0.0, 0.0), Vec3::new(2.0, 1.0, 0.0))); // touches a face
+    assert!(!ov(Vec3::new(1.5, 0.0, 0.0), Vec3::new(3.0, 0.0, 0.0), Vec3::new(2.0, 1.0, 0.0)));
     // Only an edge × axis direction separates: a triangle across the box's (+x,+y) edge,
     // its plane x + y = 2.5 tilted so the face axes and normal overlap.
-    assert!(!ov(
-        Vec3::new(2.5, 0.0, -3.0),
-        Vec3::new(0.0, 2.5, -3.0),
-        Vec3::new(1.25, 1.25, 3.0)
-    ));
-    assert!(ov(
-        Vec3::new(2.0, 0.0, -3.0),
-        Vec3::new(0.0, 2.0, -3.0),
-        Vec3::new(1.0, 1.0, 3.0)
-    ));
+    assert!(!ov(Vec3::new(2.5, 0.0, -3.0), Vec3::new(0.0, 2.5, -3.0), Vec3::new(1.25, 1.25, 3.0)));
+    assert!(ov(Vec3::new(2.0, 0.0, -3.0), Vec3::new(0.0, 2.0, -3.0), Vec3::new(1.0, 1.0, 3.0)));
     // Degenerate triangles: a point inside, a point outside, a segment crossing the box.
     assert!(ov(Vec3::ZERO, Vec3::ZERO, Vec3::ZERO));
     assert!(!ov(Vec3::splat(2.0), Vec3::splat(2.0), Vec3::splat(2.0)));
-    assert!(ov(
-        Vec3::new(-3.0, 0.5, 0.5),
-        Vec3::new(3.0, 0.5, 0.5),
-        Vec3::new(3.0, 0.5, 0.5)
-    ));
+    assert!(ov(Vec3::new(-3.0, 0.5, 0.5), Vec3::new(3.0, 0.5, 0.5), Vec3::new(3.0, 0.5, 0.5)));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -231,18 +144,11 @@ fn check_first_contact(what: &str, toi: Option<f32>, scale: f32, gap: impl Fn(f3
         None => {
             for k in 0..=SAMPLES {
                 let t = k as f32 / SAMPLES as f32;
-                assert!(
-                    gap(t) > -tol,
-                    "{what}: no contact reported, but gap {} at t = {t}",
-                    gap(t)
-                );
+                assert!(gap(t) > -tol, "{what}: no contact reported, but gap {} at t = {t}", gap(t));
             }
         }
         Some(t_hit) => {
-            assert!(
-                (0.0..=1.0).contains(&t_hit),
-                "{what}: time {t_hit} outside [0, 1]"
-            );
+            assert!((0.0..=1.0).contains(&t_hit), "{what}: time {t_hit} outside [0, 1]");
             assert!(
                 gap(t_hit).abs() <= tol || (t_hit == 0.0 && gap(0.0) <= tol),
                 "{what}: gap {} at reported t {t_hit}",
@@ -250,10 +156,7 @@ fn check_first_contact(what: &str, toi: Option<f32>, scale: f32, gap: impl Fn(f3
             );
             for k in 0..SAMPLES * (t_hit > 0.0) as usize {
                 let t = t_hit * k as f32 / SAMPLES as f32;
-                assert!(
-                    gap(t) > -tol,
-                    "{what}: contact at t = {t} before the reported {t_hit}"
-                );
+                assert!(gap(t) > -tol, "{what}: contact at t = {t} before the reported {t_hit}");
             }
         }
     }
@@ -268,24 +171,14 @@ fn moving_sphere_sphere_by_sampling() {
         let vb = rng.vec3(-3.0, 3.0);
         let va = vb + (b.center - a.center + rng.vec3(-1.0, 1.0)) * rng.range(0.0, 2.0);
         let toi = moving_sphere_sphere::time_of_impact_scalar(&a, va, &b, vb);
-        let gap =
-            |t: f32| ((b.center + vb * t) - (a.center + va * t)).length() - a.radius - b.radius;
+        let gap = |t: f32| ((b.center + vb * t) - (a.center + va * t)).length() - a.radius - b.radius;
         check_first_contact("moving_sphere_sphere", toi, 10.0, gap);
     }
     // Equal velocities: no division by zero; overlapping gives 0, apart gives none.
-    let (a, b) = (
-        Sphere::new(Vec3::ZERO, 1.0),
-        Sphere::new(Vec3::X * 1.5, 1.0),
-    );
-    assert_eq!(
-        moving_sphere_sphere::time_of_impact_scalar(&a, Vec3::Y, &b, Vec3::Y),
-        Some(0.0)
-    );
+    let (a, b) = (Sphere::new(Vec3::ZERO, 1.0), Sphere::new(Vec3::X * 1.5, 1.0));
+    assert_eq!(moving_sphere_sphere::time_of_impact_scalar(&a, Vec3::Y, &b, Vec3::Y), Some(0.0));
     let far = Sphere::new(Vec3::X * 3.0, 0.5);
-    assert_eq!(
-        moving_sphere_sphere::time_of_impact_scalar(&a, Vec3::Y, &far, Vec3::Y),
-        None
-    );
+    assert_eq!(moving_sphere_sphere::time_of_impact_scalar(&a, Vec3::Y, &far, Vec3::Y), None);
 }
 
 #[test]
@@ -304,32 +197,19 @@ fn moving_sphere_aabb_by_sampling() {
         check_first_contact("moving_sphere_aabb", toi, 10.0, gap);
         if let Some(t) = toi {
             let p = s.center + v * t;
-            let out = (0..3)
-                .filter(|&i| p[i] < b.min[i] || p[i] > b.max[i])
-                .count();
+            let out = (0..3).filter(|&i| p[i] < b.min[i] || p[i] > b.max[i]).count();
             regions[out.clamp(1, 3) - 1] += 1;
         }
     }
-    assert!(
-        regions.iter().all(|&n| n > 50),
-        "every Voronoi case exercised: {regions:?}"
-    );
+    assert!(regions.iter().all(|&n| n > 50), "every Voronoi case exercised: {regions:?}");
     // Zero velocity: touching now or never.
     let b = Aabb::new(-Vec3::ONE, Vec3::ONE);
     assert_eq!(
-        moving_sphere_aabb::time_of_impact_scalar(
-            &Sphere::new(Vec3::new(1.5, 0.0, 0.0), 0.5),
-            Vec3::ZERO,
-            &b
-        ),
+        moving_sphere_aabb::time_of_impact_scalar(&Sphere::new(Vec3::new(1.5, 0.0, 0.0), 0.5), Vec3::ZERO, &b),
         Some(0.0)
     );
     assert_eq!(
-        moving_sphere_aabb::time_of_impact_scalar(
-            &Sphere::new(Vec3::new(1.5, 1.5, 0.0), 0.5),
-            Vec3::ZERO,
-            &b
-        ),
+        moving_sphere_aabb::time_of_impact_scalar(&Sphere::new(Vec3::new(1.5, 1.5, 0.0), 0.5), Vec3::ZERO, &b),
         None
     );
 }
@@ -339,21 +219,13 @@ fn segment_capsule_by_sampling() {
     let mut rng = Rng::new(7);
     for _ in 0..4000 {
         let a = rng.vec3(-2.0, 2.0);
-        let bb = if rng.f32() < 0.1 {
-            a
-        } else {
-            a + rng.unit_vec3() * rng.range(0.1, 3.0)
-        };
+        let bb = if rng.f32() < 0.1 { a } else { a + rng.unit_vec3() * rng.range(0.1, 3.0) };
         let cap = Capsule::new(a, bb, rng.range(0.05, 1.0));
         let p = rng.vec3(-6.0, 6.0);
-        let target = a
-            + (bb - a) * rng.range(-0.3, 1.3)
-            + rng.unit_vec3() * cap.radius * rng.range(0.0, 1.5);
+        let target = a + (bb - a) * rng.range(-0.3, 1.3) + rng.unit_vec3() * cap.radius * rng.range(0.0, 1.5);
         let q = p + (target - p) * rng.range(0.5, 2.0);
         let toi = segment_capsule::intersect_scalar(p, q, &cap);
-        let gap = |t: f32| {
-            segment_capsule::sq_dist_point_segment(p + (q - p) * t, a, bb).sqrt() - cap.radius
-        };
+        let gap = |t: f32| segment_capsule::sq_dist_point_segment(p + (q - p) * t, a, bb).sqrt() - cap.radius;
         check_first_contact("segment_capsule", toi, 10.0, gap);
     }
 }
@@ -366,30 +238,21 @@ fn moving_aabb_aabb_by_sampling() {
         let c = rng.vec3(-6.0, 6.0);
         let h = rng.vec3(0.1, 1.5);
         let b = Aabb::new(c - h, c + h);
-        let va = if rng.f32() < 0.1 {
-            Vec3::ZERO
-        } else {
-            rng.vec3(-2.0, 2.0)
-        };
+        let va = if rng.f32() < 0.1 { Vec3::ZERO } else { rng.vec3(-2.0, 2.0) };
         let vb = va + (a.center() - c + rng.vec3(-2.0, 2.0)) * rng.range(0.0, 2.0);
         let r = moving_aabb_aabb::time_of_impact_scalar(&a, va, &b, vb);
         // Gap: largest per-axis separation (<= 0 when the boxes overlap).
         let gap = |t: f32| {
             let (am, ax) = (a.min + va * t, a.max + va * t);
             let (bm, bx) = (b.min + vb * t, b.max + vb * t);
-            (0..3)
-                .map(|i| (bm[i] - ax[i]).max(am[i] - bx[i]))
-                .fold(f32::NEG_INFINITY, f32::max)
+            (0..3).map(|i| (bm[i] - ax[i]).max(am[i] - bx[i])).fold(f32::NEG_INFINITY, f32::max)
         };
         check_first_contact("moving_aabb_aabb first", r.map(|x| x.0), 10.0, gap);
         if let Some((t0, t1)) = r {
             assert!(t0 <= t1 && t1 <= 1.0);
             assert!(gap(t1) <= 1e-3, "still overlapping at t_last {t1}");
             if t1 < 1.0 {
-                assert!(
-                    gap((t1 + 1e-3).min(1.0)) > -1e-3,
-                    "t_last {t1} is not where they separate"
-                );
+                assert!(gap((t1 + 1e-3).min(1.0)) > -1e-3, "t_last {t1} is not where they separate");
             }
         }
     }
@@ -401,34 +264,17 @@ fn closed_boundaries<L: lanecast::Lanes>() {
     use lanecast::{Mask, RayPacket};
     let hyp_mid = Ray::new(Vec3::new(0.5, 0.5, 1.0), -Vec3::Z);
     let tri = Triangle::new(Vec3::ZERO, Vec3::X, Vec3::Y);
-    let (m, t, u, v) = ray_triangle::intersect_lanes(
-        &RayPacket::<L>::splat(&hyp_mid),
-        &TriangleLanes::splat(&tri),
-    );
-    assert!(
-        m.all() && t.lane(0) == 1.0 && u.lane(0) == 0.5 && v.lane(0) == 0.5,
-        "{}",
-        L::NAME
-    );
+    let (m, t, u, v) = ray_triangle::intersect_lanes(&RayPacket::<L>::splat(&hyp_mid), &TriangleLanes::splat(&tri));
+    assert!(m.all() && t.lane(0) == 1.0 && u.lane(0) == 0.5 && v.lane(0) == 0.5, "{}", L::NAME);
     let vertex = Ray::new(Vec3::new(1.0, 0.0, 1.0), -Vec3::Z);
-    assert!(
-        ray_triangle::intersect_lanes(&RayPacket::<L>::splat(&vertex), &TriangleLanes::splat(&tri))
-            .0
-            .all()
-    );
+    assert!(ray_triangle::intersect_lanes(&RayPacket::<L>::splat(&vertex), &TriangleLanes::splat(&tri)).0.all());
     let b = Aabb::new(-Vec3::ONE, Vec3::ONE);
     let in_face = Ray::new(Vec3::new(-1.0, -5.0, 0.0), Vec3::new(-0.0, 1.0, 0.0));
-    let (m, t0, t1) =
-        ray_aabb::intersect_lanes(&RayPacket::<L>::splat(&in_face), &AabbLanes::splat(&b));
-    assert!(
-        m.all() && t0.lane(0) == 4.0 && t1.lane(0) == 6.0,
-        "{}",
-        L::NAME
-    );
+    let (m, t0, t1) = ray_aabb::intersect_lanes(&RayPacket::<L>::splat(&in_face), &AabbLanes::splat(&b));
+    assert!(m.all() && t0.lane(0) == 4.0 && t1.lane(0) == 6.0, "{}", L::NAME);
     let tangent = Ray::new(Vec3::new(-5.0, 1.0, 0.0), Vec3::X);
     let s = Sphere::new(Vec3::ZERO, 1.0);
-    let (m, t) =
-        ray_sphere::intersect_lanes(&RayPacket::<L>::splat(&tangent), &SphereLanes::splat(&s));
+    let (m, t) = ray_sphere::intersect_lanes(&RayPacket::<L>::splat(&tangent), &SphereLanes::splat(&s));
     assert!(m.all() && t.lane(0) == 5.0, "{}", L::NAME);
 }
 

@@ -5,9 +5,7 @@
 use glam::Vec3;
 use lanecast::camera::Camera;
 use lanecast::scene::GeomKind;
-use lanecast::scene::file::{
-    DEFAULT_SCENE, SceneFile, default_scene, load_scene_file, parse_scene,
-};
+use lanecast::scene::file::{DEFAULT_SCENE, SceneFile, default_scene, load_scene_file, parse_scene};
 use lanecast::scene::generate::{CityParams, SpheresParams, TerrainParams, city, spheres, terrain};
 use lanecast::{Ray, SceneError};
 use std::path::{Path, PathBuf};
@@ -86,10 +84,7 @@ fn default_scene_is_the_embedded_file() {
     assert_eq!(DEFAULT_SCENE, on_disk);
     let sf = default_scene();
     assert_eq!(sf.name, "default");
-    assert_eq!(
-        sf.camera.unwrap(),
-        Camera::new(Vec3::new(0.0, 2.2, 6.5), Vec3::new(0.0, 0.7, 0.0), 45.0)
-    );
+    assert_eq!(sf.camera.unwrap(), Camera::new(Vec3::new(0.0, 2.2, 6.5), Vec3::new(0.0, 0.7, 0.0), 45.0));
     let scene = sf.builder.build();
     // Straight down onto the big ball (id 1), the floor (id 0) and the crate (id 4).
     assert_eq!(scene.intersect(&down(0.0, 0.0)).unwrap().geom, 1);
@@ -102,10 +97,7 @@ fn default_scene_is_the_embedded_file() {
 
 #[test]
 fn bunny_sits_on_its_floor() {
-    let scene = load_scene_file(&scenes_dir().join("bunny.toml"))
-        .unwrap()
-        .builder
-        .build();
+    let scene = load_scene_file(&scenes_dir().join("bunny.toml")).unwrap().builder.build();
     let b = scene.bounds();
     assert!((b.min.y - 0.032987).abs() < 1e-5, "{b:?}");
     let floor = scene.intersect(&down(0.5, 0.5)).unwrap();
@@ -166,15 +158,7 @@ path = "no-such-mesh.obj"
     let sf = parse(head).unwrap();
     assert!(sf.camera.is_some());
     let scene = sf.builder.build();
-    for (x, id) in [
-        (0.0, 0),
-        (3.0, 1),
-        (6.0, 2),
-        (9.0, 4),
-        (12.0, 5),
-        (15.0, 6),
-        (20.0, 3),
-    ] {
+    for (x, id) in [(0.0, 0), (3.0, 1), (6.0, 2), (9.0, 4), (12.0, 5), (15.0, 6), (20.0, 3)] {
         let h = scene.intersect(&down(x, 0.0)).unwrap();
         assert_eq!(h.geom, id, "ray at x = {x}");
     }
@@ -192,10 +176,7 @@ path = "no-such-mesh.obj"
         ]
     );
     let e = parse(text).unwrap_err().to_string();
-    assert!(
-        e.contains("test.toml:39:8: cannot load mesh: no-such-mesh.obj: cannot open"),
-        "{e}"
-    );
+    assert!(e.contains("test.toml:39:8: cannot load mesh: no-such-mesh.obj: cannot open"), "{e}");
 }
 
 #[test]
@@ -224,11 +205,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 fn mesh_is_scaled_then_rotated_then_translated() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("meshes")).unwrap();
-    write(
-        &dir.path().join("meshes"),
-        "tri.obj",
-        "v 1 0 0\nv 0 1 0\nv 0 0 0\nf 1 2 3\n",
-    );
+    write(&dir.path().join("meshes"), "tri.obj", "v 1 0 0\nv 0 1 0\nv 0 0 0\nf 1 2 3\n");
     // p ↦ t + Rz(90°) · Rx(90°) · (s ∘ p):
     //   (1,0,0) → (2,0,0) → (2,0,0) → (0,2,0) → (10,22,30)
     //   (0,1,0) → (0,3,0) → (0,0,3) → (0,0,3) → (10,20,33)
@@ -246,10 +223,7 @@ translate = [10, 20, 30]
     );
     let scene = load_scene_file(&scene_path).unwrap().builder.build();
     let b = scene.bounds();
-    for (got, want) in [
-        (b.min, Vec3::new(10.0, 20.0, 30.0)),
-        (b.max, Vec3::new(10.0, 22.0, 33.0)),
-    ] {
+    for (got, want) in [(b.min, Vec3::new(10.0, 20.0, 30.0)), (b.max, Vec3::new(10.0, 22.0, 33.0))] {
         assert!((got - want).abs().max_element() < 1e-4, "{b:?}");
     }
     let along_x = |y: f32, z: f32| Ray::new(Vec3::new(20.0, y, z), -Vec3::X);
@@ -259,46 +233,24 @@ translate = [10, 20, 30]
     assert!(scene.intersect(&along_x(21.5, 32.5)).is_none());
 
     // A uniform scale as one number; the other transforms default to identity.
-    let scene_path = write(
-        dir.path(),
-        "u.toml",
-        "[[mesh]]\npath = \"meshes/tri.obj\"\nscale = 4\n",
-    );
-    let b = load_scene_file(&scene_path)
-        .unwrap()
-        .builder
-        .build()
-        .bounds();
-    assert!(
-        (b.max - Vec3::new(4.0, 4.0, 0.0)).abs().max_element() < 1e-5,
-        "{b:?}"
-    );
+    let scene_path = write(dir.path(), "u.toml", "[[mesh]]\npath = \"meshes/tri.obj\"\nscale = 4\n");
+    let b = load_scene_file(&scene_path).unwrap().builder.build().bounds();
+    assert!((b.max - Vec3::new(4.0, 4.0, 0.0)).abs().max_element() < 1e-5, "{b:?}");
     assert!(b.min.abs().max_element() < 1e-5, "{b:?}");
 }
 
 #[test]
 fn degenerate_mesh_triangles_are_counted_not_errors() {
     let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "m.obj",
-        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 2 0 0\nf 1 2 3\nf 1 2 4\n",
-    );
+    write(dir.path(), "m.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 2 0 0\nf 1 2 3\nf 1 2 4\n");
     let p = write(dir.path(), "s.toml", "[[mesh]]\npath = \"m.obj\"\n");
     let sf = load_scene_file(&p).unwrap();
     let scene = sf.builder.build();
     assert_eq!(scene.geoms()[0].prims, 2);
     assert_eq!(scene.geoms()[0].degenerate, 1);
     // Scaling to zero makes every triangle degenerate, which is still not an error.
-    let p = write(
-        dir.path(),
-        "z.toml",
-        "[[mesh]]\npath = \"m.obj\"\nscale = 0\n",
-    );
-    assert_eq!(
-        load_scene_file(&p).unwrap().builder.build().geoms()[0].degenerate,
-        2
-    );
+    let p = write(dir.path(), "z.toml", "[[mesh]]\npath = \"m.obj\"\nscale = 0\n");
+    assert_eq!(load_scene_file(&p).unwrap().builder.build().geoms()[0].degenerate, 2);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -307,36 +259,17 @@ fn degenerate_mesh_triangles_are_counted_not_errors() {
 
 #[test]
 fn generators_are_deterministic_per_seed() {
-    let t = |seed| {
-        terrain(&TerrainParams {
-            seed,
-            resolution: 32,
-            ..Default::default()
-        })
-        .unwrap()
-    };
+    let t = |seed| terrain(&TerrainParams { seed, resolution: 32, ..Default::default() }).unwrap();
     assert_eq!(t(5), t(5));
     assert_ne!(t(5).positions, t(6).positions);
     assert_eq!(t(5).indices, t(6).indices);
 
-    let c = |seed| {
-        city(&CityParams {
-            seed,
-            ..Default::default()
-        })
-        .unwrap()
-    };
+    let c = |seed| city(&CityParams { seed, ..Default::default() }).unwrap();
     assert_eq!(c(5), c(5));
     assert_ne!(c(5), c(6));
     assert_eq!(c(5).len(), 8 * 8 * 4);
 
-    let s = |seed| {
-        spheres(&SpheresParams {
-            seed,
-            ..Default::default()
-        })
-        .unwrap()
-    };
+    let s = |seed| spheres(&SpheresParams { seed, ..Default::default() }).unwrap();
     assert_eq!(s(5), s(5));
     assert_ne!(s(5), s(6));
     assert_eq!(s(5).len(), 100);
@@ -354,11 +287,7 @@ fn generators_are_deterministic_per_seed() {
         let cam = Camera::new(Vec3::new(60.0, 120.0, 60.0), Vec3::ZERO, 60.0).with_size(24, 16);
         (0..16)
             .flat_map(|y| (0..24).map(move |x| (x, y)))
-            .map(|(x, y)| {
-                scene
-                    .intersect(&cam.ray(x, y))
-                    .map(|h| (h.geom, h.prim, h.t))
-            })
+            .map(|(x, y)| scene.intersect(&cam.ray(x, y)).map(|h| (h.geom, h.prim, h.t)))
             .collect::<Vec<_>>()
     };
     assert_eq!(scene(1), scene(1));
@@ -382,13 +311,7 @@ fn generator_defaults_apply_to_missing_keys() {
 
 /// Parses `text` as `bad.toml` and checks the error contains every one of `want`.
 fn fails(text: &str, want: &[&str]) {
-    let e = parse_scene(
-        text,
-        Path::new("dir/bad.toml"),
-        Path::new("/nonexistent-dir"),
-    )
-    .map(|_| ())
-    .unwrap_err();
+    let e = parse_scene(text, Path::new("dir/bad.toml"), Path::new("/nonexistent-dir")).map(|_| ()).unwrap_err();
     let msg = e.to_string();
     assert!(matches!(e, SceneError::File { .. }), "{msg}");
     for w in want {
@@ -399,45 +322,24 @@ fn fails(text: &str, want: &[&str]) {
 
 #[test]
 fn syntax_errors_are_located() {
-    fails(
-        "[[sphere]]\ncenter = [0, 0,\n",
-        &["dir/bad.toml:2:16: ", "unclosed array"],
-    );
-    fails(
-        "[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\n[sphere]\n",
-        &["dir/bad.toml:4:2: ", "duplicate key"],
-    );
-    fails(
-        "[[sphere]]\ncenter = [0, 0, 0]\ncenter = [1, 0, 0]\n",
-        &["dir/bad.toml:3:1: "],
-    );
+    fails("[[sphere]]\ncenter = [0, 0,\n", &["dir/bad.toml:2:16: ", "unclosed array"]);
+    fails("[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\n[sphere]\n", &["dir/bad.toml:4:2: ", "duplicate key"]);
+    fails("[[sphere]]\ncenter = [0, 0, 0]\ncenter = [1, 0, 0]\n", &["dir/bad.toml:3:1: "]);
 }
 
 #[test]
 fn unknown_keys_are_errors() {
-    fails(
-        "[[spheres]]\ncenter = [0, 0, 0]\n",
-        &["dir/bad.toml:1:3: ", "unknown key `spheres`"],
-    );
-    fails(
-        "[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\ncolor = 3\n",
-        &["dir/bad.toml:4:1: ", "unknown field `color`"],
-    );
+    fails("[[spheres]]\ncenter = [0, 0, 0]\n", &["dir/bad.toml:1:3: ", "unknown key `spheres`"]);
+    fails("[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\ncolor = 3\n", &["dir/bad.toml:4:1: ", "unknown field `color`"]);
     fails(
         "[camera]\neye = [0, 0, 1]\nlook_at = [0, 0, 0]\nfov_y_deg = 40\nfov = 3\n",
         &["dir/bad.toml:5:1: ", "unknown field `fov`"],
     );
-    fails(
-        "[[mesh]]\npath = \"a.obj\"\nrotate = [0, 0, 0]\n",
-        &["dir/bad.toml:3:1: ", "unknown field `rotate`"],
-    );
+    fails("[[mesh]]\npath = \"a.obj\"\nrotate = [0, 0, 0]\n", &["dir/bad.toml:3:1: ", "unknown field `rotate`"]);
     // A key of another generator kind.
     fails(
         "[[generate]]\nkind = \"terrain\"\nblocks = [2, 2]\n",
-        &[
-            "dir/bad.toml:3:1: ",
-            "terrain generator: unknown field `blocks`",
-        ],
+        &["dir/bad.toml:3:1: ", "terrain generator: unknown field `blocks`"],
     );
 }
 
@@ -447,119 +349,48 @@ fn wrong_types_are_errors() {
         "[[sphere]]\ncenter = [0, 0, 0]\nradius = \"big\"\n",
         &["dir/bad.toml:3:10: ", "sphere `radius`", "invalid type"],
     );
-    fails(
-        "[[box]]\nmin = [0, 0]\nmax = [1, 1, 1]\n",
-        &["dir/bad.toml:2:7: ", "box `min`"],
-    );
-    fails(
-        "[[triangle]]\nvertices = [[0, 0, 0], [1, 0, 0]]\n",
-        &["dir/bad.toml:2:12: ", "triangle `vertices`"],
-    );
+    fails("[[box]]\nmin = [0, 0]\nmax = [1, 1, 1]\n", &["dir/bad.toml:2:7: ", "box `min`"]);
+    fails("[[triangle]]\nvertices = [[0, 0, 0], [1, 0, 0]]\n", &["dir/bad.toml:2:12: ", "triangle `vertices`"]);
     fails(
         "[camera]\neye = [0, 0, 1]\nlook_at = [0, 0, 0]\nfov_y_deg = 40\nwidth = -5\n",
         &["dir/bad.toml:5:9: ", "camera `width`"],
     );
-    fails(
-        "[[mesh]]\npath = \"a.obj\"\nscale = [1, 2]\n",
-        &["dir/bad.toml:3:9: ", "mesh `scale`"],
-    );
-    fails(
-        "[[mesh]]\npath = \"a.obj\"\nscale = \"x\"\n",
-        &["dir/bad.toml:3:9: ", "a number or an array of 3 numbers"],
-    );
-    fails(
-        "[[generate]]\nkind = \"spheres\"\ncount = 1.5\n",
-        &["dir/bad.toml:3:9: ", "spheres generator `count`"],
-    );
-    fails(
-        "[[generate]]\nkind = 3\n",
-        &["dir/bad.toml:2:8: ", "must be a string"],
-    );
+    fails("[[mesh]]\npath = \"a.obj\"\nscale = [1, 2]\n", &["dir/bad.toml:3:9: ", "mesh `scale`"]);
+    fails("[[mesh]]\npath = \"a.obj\"\nscale = \"x\"\n", &["dir/bad.toml:3:9: ", "a number or an array of 3 numbers"]);
+    fails("[[generate]]\nkind = \"spheres\"\ncount = 1.5\n", &["dir/bad.toml:3:9: ", "spheres generator `count`"]);
+    fails("[[generate]]\nkind = 3\n", &["dir/bad.toml:2:8: ", "must be a string"]);
     fails("sphere = 3\n", &["dir/bad.toml:1:1: ", "array of tables"]);
-    fails(
-        "[sphere]\ncenter = [0, 0, 0]\nradius = 1\n",
-        &["dir/bad.toml:1:2: ", "array of tables"],
-    );
-    fails(
-        "sphere = [1, 2]\n",
-        &["dir/bad.toml:1:11: ", "must be a table"],
-    );
+    fails("[sphere]\ncenter = [0, 0, 0]\nradius = 1\n", &["dir/bad.toml:1:2: ", "array of tables"]);
+    fails("sphere = [1, 2]\n", &["dir/bad.toml:1:11: ", "must be a table"]);
     fails("camera = 1\n", &["dir/bad.toml:1:10: ", "must be a table"]);
 }
 
 #[test]
 fn missing_fields_are_errors() {
-    fails(
-        "\n[[sphere]]\ncenter = [0, 0, 0]\n",
-        &["dir/bad.toml:2:1: ", "missing field `radius`"],
-    );
-    fails(
-        "[[plane]]\nnormal = [0, 1, 0]\n",
-        &["dir/bad.toml:1:1: ", "missing field `d`"],
-    );
-    fails(
-        "[[mesh]]\nscale = 2\n",
-        &["dir/bad.toml:1:1: ", "missing field `path`"],
-    );
-    fails(
-        "[camera]\neye = [0, 0, 1]\nlook_at = [0, 0, 0]\n",
-        &["dir/bad.toml:1:1: ", "missing field `fov_y_deg`"],
-    );
-    fails(
-        "[[generate]]\nseed = 1\n",
-        &["dir/bad.toml:1:1: ", "missing field `kind`"],
-    );
+    fails("\n[[sphere]]\ncenter = [0, 0, 0]\n", &["dir/bad.toml:2:1: ", "missing field `radius`"]);
+    fails("[[plane]]\nnormal = [0, 1, 0]\n", &["dir/bad.toml:1:1: ", "missing field `d`"]);
+    fails("[[mesh]]\nscale = 2\n", &["dir/bad.toml:1:1: ", "missing field `path`"]);
+    fails("[camera]\neye = [0, 0, 1]\nlook_at = [0, 0, 0]\n", &["dir/bad.toml:1:1: ", "missing field `fov_y_deg`"]);
+    fails("[[generate]]\nseed = 1\n", &["dir/bad.toml:1:1: ", "missing field `kind`"]);
 }
 
 #[test]
 fn values_out_of_range_are_errors() {
-    fails(
-        "[[sphere]]\ncenter = [0, 0, 0]\nradius = -1\n",
-        &["dir/bad.toml:3:10: ", "radius", ">= 0"],
-    );
-    fails(
-        "[[sphere]]\ncenter = [0, nan, 0]\nradius = 1\n",
-        &["dir/bad.toml:2:10: ", "finite"],
-    );
-    fails(
-        "[[box]]\nmin = [0, 2, 0]\nmax = [1, 1, 1]\n",
-        &["dir/bad.toml:2:7: ", "min must be <= max"],
-    );
-    fails(
-        "[[plane]]\nnormal = [0, 0, 0]\nd = 1\n",
-        &["dir/bad.toml:2:10: ", "non-zero"],
-    );
-    fails(
-        "[[plane]]\nnormal = [0, 1, 0]\nd = inf\n",
-        &["dir/bad.toml:3:5: ", "finite"],
-    );
-    fails(
-        "[[triangle]]\nvertices = [[0, 0, 0], [1, 0, 0], [0, inf, 0]]\n",
-        &["dir/bad.toml:2:12: ", "finite"],
-    );
-    fails(
-        "[[mesh]]\npath = \"a.obj\"\ntranslate = [0, nan, 0]\n",
-        &["dir/bad.toml:3:13: ", "finite"],
-    );
+    fails("[[sphere]]\ncenter = [0, 0, 0]\nradius = -1\n", &["dir/bad.toml:3:10: ", "radius", ">= 0"]);
+    fails("[[sphere]]\ncenter = [0, nan, 0]\nradius = 1\n", &["dir/bad.toml:2:10: ", "finite"]);
+    fails("[[box]]\nmin = [0, 2, 0]\nmax = [1, 1, 1]\n", &["dir/bad.toml:2:7: ", "min must be <= max"]);
+    fails("[[plane]]\nnormal = [0, 0, 0]\nd = 1\n", &["dir/bad.toml:2:10: ", "non-zero"]);
+    fails("[[plane]]\nnormal = [0, 1, 0]\nd = inf\n", &["dir/bad.toml:3:5: ", "finite"]);
+    fails("[[triangle]]\nvertices = [[0, 0, 0], [1, 0, 0], [0, inf, 0]]\n", &["dir/bad.toml:2:12: ", "finite"]);
+    fails("[[mesh]]\npath = \"a.obj\"\ntranslate = [0, nan, 0]\n", &["dir/bad.toml:3:13: ", "finite"]);
 }
 
 #[test]
 fn bad_cameras_are_errors() {
-    let cam = |extra: &str| {
-        format!("[camera]\neye = [0, 0, 1]\nlook_at = [0, 0, 0]\nfov_y_deg = 40\n{extra}")
-    };
-    fails(
-        "[camera]\neye = [0, 0, 1]\nlook_at = [0, 0, 1]\nfov_y_deg = 40\n",
-        &["dir/bad.toml:1:1: ", "same point"],
-    );
-    fails(
-        "[camera]\neye = [0, 0, 1]\nlook_at = [0, 0, 0]\nfov_y_deg = 180\n",
-        &["dir/bad.toml:4:13: ", "fov_y_deg"],
-    );
-    fails(
-        &cam("up = [0, 0, 2]\n"),
-        &["dir/bad.toml:5:6: ", "parallel"],
-    );
+    let cam = |extra: &str| format!("[camera]\neye = [0, 0, 1]\nlook_at = [0, 0, 0]\nfov_y_deg = 40\n{extra}");
+    fails("[camera]\neye = [0, 0, 1]\nlook_at = [0, 0, 1]\nfov_y_deg = 40\n", &["dir/bad.toml:1:1: ", "same point"]);
+    fails("[camera]\neye = [0, 0, 1]\nlook_at = [0, 0, 0]\nfov_y_deg = 180\n", &["dir/bad.toml:4:13: ", "fov_y_deg"]);
+    fails(&cam("up = [0, 0, 2]\n"), &["dir/bad.toml:5:6: ", "parallel"]);
     fails(&cam("height = 0\n"), &["dir/bad.toml:5:10: ", "image size"]);
     fails(&cam("width = 0\n"), &["dir/bad.toml:5:9: ", "image size"]);
 }
@@ -568,49 +399,18 @@ fn bad_cameras_are_errors() {
 fn generator_errors_are_located() {
     fails(
         "[[generate]]\nkind = \"forest\"\nseed = 1\n",
-        &[
-            "dir/bad.toml:2:8: ",
-            "unknown generate kind `forest`",
-            "terrain",
-        ],
+        &["dir/bad.toml:2:8: ", "unknown generate kind `forest`", "terrain"],
     );
-    fails(
-        "[[generate]]\nkind = \"terrain\"\nresolution = 0\n",
-        &["dir/bad.toml:3:14: ", "resolution"],
-    );
-    fails(
-        "[[generate]]\nkind = \"terrain\"\nsize = [10, -1]\n",
-        &["dir/bad.toml:3:8: ", "size"],
-    );
-    fails(
-        "[[generate]]\nkind = \"city\"\nmin_height = 10\nmax_height = 5\n",
-        &["dir/bad.toml:4:14: ", "max_height"],
-    );
-    fails(
-        "[[generate]]\nkind = \"city\"\nblocks = [0, 3]\n",
-        &["dir/bad.toml:3:10: ", "blocks"],
-    );
-    fails(
-        "[[generate]]\nkind = \"spheres\"\nradius = [2, 1]\n",
-        &["dir/bad.toml:3:10: ", "radius"],
-    );
-    fails(
-        "[[generate]]\nkind = \"spheres\"\nmin = [0, 0, 0]\nmax = [1, -1, 1]\n",
-        &["dir/bad.toml:4:7: ", "max"],
-    );
-    fails(
-        "[[generate]]\nkind = \"spheres\"\ncount = 100000000000\n",
-        &["dir/bad.toml:3:9: ", "count"],
-    );
-    fails(
-        "[[generate]]\nkind = \"spheres\"\nseed = -1\n",
-        &["dir/bad.toml:3:8: ", "spheres generator `seed`"],
-    );
+    fails("[[generate]]\nkind = \"terrain\"\nresolution = 0\n", &["dir/bad.toml:3:14: ", "resolution"]);
+    fails("[[generate]]\nkind = \"terrain\"\nsize = [10, -1]\n", &["dir/bad.toml:3:8: ", "size"]);
+    fails("[[generate]]\nkind = \"city\"\nmin_height = 10\nmax_height = 5\n", &["dir/bad.toml:4:14: ", "max_height"]);
+    fails("[[generate]]\nkind = \"city\"\nblocks = [0, 3]\n", &["dir/bad.toml:3:10: ", "blocks"]);
+    fails("[[generate]]\nkind = \"spheres\"\nradius = [2, 1]\n", &["dir/bad.toml:3:10: ", "radius"]);
+    fails("[[generate]]\nkind = \"spheres\"\nmin = [0, 0, 0]\nmax = [1, -1, 1]\n", &["dir/bad.toml:4:7: ", "max"]);
+    fails("[[generate]]\nkind = \"spheres\"\ncount = 100000000000\n", &["dir/bad.toml:3:9: ", "count"]);
+    fails("[[generate]]\nkind = \"spheres\"\nseed = -1\n", &["dir/bad.toml:3:8: ", "spheres generator `seed`"]);
     // A default that clashes with a given key is blamed on the key that is there.
-    fails(
-        "[[generate]]\nkind = \"city\"\nmin_height = 50\n",
-        &["dir/bad.toml:3:14: ", "max_height"],
-    );
+    fails("[[generate]]\nkind = \"city\"\nmin_height = 50\n", &["dir/bad.toml:3:14: ", "max_height"]);
 }
 
 #[test]
@@ -622,47 +422,29 @@ fn mesh_file_errors_keep_the_mesh_message_and_add_the_scene_place() {
         let p = write(dir.path(), name, text);
         load_scene_file(&p).map(|_| ()).unwrap_err().to_string()
     };
-    let e = scene(
-        "a.toml",
-        "[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\n\n[[mesh]]\npath = \"missing.obj\"\n",
-    );
+    let e = scene("a.toml", "[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\n\n[[mesh]]\npath = \"missing.obj\"\n");
     assert!(e.contains("a.toml:6:8: "), "{e}");
     assert!(e.contains("missing.obj: cannot open"), "{e}");
     let e = scene("b.toml", "[[mesh]]\npath = \"bad.obj\"\n");
     assert!(e.contains("b.toml:2:8: "), "{e}");
     assert!(e.contains("bad.obj:line 3"), "{e}");
     let e = scene("c.toml", "[[mesh]]\npath = \"mesh.stl\"\n");
-    assert!(
-        e.contains("c.toml:2:8: ") && e.contains("unsupported mesh format"),
-        "{e}"
-    );
+    assert!(e.contains("c.toml:2:8: ") && e.contains("unsupported mesh format"), "{e}");
     // A transform that overflows f32 is a located error too.
     write(dir.path(), "ok.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
     let e = scene(
         "d.toml",
         "[[mesh]]\npath = \"ok.obj\"\nscale = 1e30\ntranslate = [0, 0, 0]\nrotate_deg = [0, 0, 0]\n[[mesh]]\npath = \"ok.obj\"\nscale = 3e38\ntranslate = [3e38, 0, 0]\n",
     );
-    assert!(
-        e.contains("d.toml:6:1: ") && e.contains("not finite"),
-        "{e}"
-    );
+    assert!(e.contains("d.toml:6:1: ") && e.contains("not finite"), "{e}");
 }
 
 #[test]
 fn missing_scene_file_is_an_error_naming_it() {
-    let e = load_scene_file(Path::new("/nonexistent-dir/nothing.toml"))
-        .map(|_| ())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.starts_with("/nonexistent-dir/nothing.toml: cannot read"),
-        "{e}"
-    );
+    let e = load_scene_file(Path::new("/nonexistent-dir/nothing.toml")).map(|_| ()).unwrap_err().to_string();
+    assert!(e.starts_with("/nonexistent-dir/nothing.toml: cannot read"), "{e}");
     let dir = tempfile::tempdir().unwrap();
-    let e = load_scene_file(dir.path())
-        .map(|_| ())
-        .unwrap_err()
-        .to_string();
+    let e = load_scene_file(dir.path()).map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("cannot read"), "{e}");
 }
 
@@ -673,8 +455,5 @@ fn the_first_error_in_the_file_is_reported() {
         "[[sphere]]\ncenter = [0, 0, 0]\nradius = -1\n[[box]]\nmin = [1, 1, 1]\nmax = [0, 0, 0]\n",
         &["dir/bad.toml:3:10: "],
     );
-    fails(
-        "[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\n[camera]\neye = 1\n",
-        &["dir/bad.toml:5:7: "],
-    );
+    fails("[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\n[camera]\neye = 1\n", &["dir/bad.toml:5:7: "]);
 }

@@ -59,21 +59,14 @@ pub struct BuildOptions {
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        Self {
-            quality: Quality::Medium,
-            max_leaf: super::MAX_LEAF,
-            parallel_threshold: 4096,
-        }
+        Self { quality: Quality::Medium, max_leaf: super::MAX_LEAF, parallel_threshold: 4096 }
     }
 }
 
 impl BuildOptions {
     /// Defaults with the given preset.
     pub fn with_quality(quality: Quality) -> Self {
-        Self {
-            quality,
-            ..Self::default()
-        }
+        Self { quality, ..Self::default() }
     }
 }
 
@@ -95,11 +88,7 @@ pub fn build(boxes: &[Aabb], opts: &BuildOptions) -> Bvh2 {
     }
     let centroids: Vec<Vec3> = boxes.iter().map(|b| b.center()).collect();
     let mut perm: Vec<u32> = (0..boxes.len() as u32).collect();
-    let ctx = Ctx {
-        boxes,
-        centroids: &centroids,
-        opts,
-    };
+    let ctx = Ctx { boxes, centroids: &centroids, opts };
     let tree = ctx.subtree(&mut perm, 0, 0);
     let mut nodes = Vec::with_capacity(2 * boxes.len() / opts.max_leaf.max(1) + 1);
     nodes.push(Node2::zeroed());
@@ -108,15 +97,8 @@ pub fn build(boxes: &[Aabb], opts: &BuildOptions) -> Bvh2 {
 }
 
 enum Tmp {
-    Leaf {
-        bounds: Aabb,
-        start: usize,
-        count: usize,
-    },
-    Inner {
-        bounds: Aabb,
-        kids: Box<[Tmp; 2]>,
-    },
+    Leaf { bounds: Aabb, start: usize, count: usize },
+    Inner { bounds: Aabb, kids: Box<[Tmp; 2]> },
 }
 
 impl Tmp {
@@ -131,23 +113,14 @@ fn flatten(t: &Tmp, at: usize, nodes: &mut Vec<Node2>) {
     let b = t.bounds();
     match t {
         Tmp::Leaf { start, count, .. } => {
-            nodes[at] = Node2 {
-                min: b.min.to_array(),
-                count: *count as u32,
-                max: b.max.to_array(),
-                index: *start as u32,
-            };
+            nodes[at] =
+                Node2 { min: b.min.to_array(), count: *count as u32, max: b.max.to_array(), index: *start as u32 };
         }
         Tmp::Inner { kids, .. } => {
             let first = nodes.len();
             nodes.push(Node2::zeroed());
             nodes.push(Node2::zeroed());
-            nodes[at] = Node2 {
-                min: b.min.to_array(),
-                count: 0,
-                max: b.max.to_array(),
-                index: first as u32,
-            };
+            nodes[at] = Node2 { min: b.min.to_array(), count: 0, max: b.max.to_array(), index: first as u32 };
             flatten(&kids[0], first, nodes);
             flatten(&kids[1], first + 1, nodes);
         }
@@ -183,10 +156,7 @@ struct Bin {
     count: usize,
 }
 
-const EMPTY_BIN: Bin = Bin {
-    bounds: Aabb::EMPTY,
-    count: 0,
-};
+const EMPTY_BIN: Bin = Bin { bounds: Aabb::EMPTY, count: 0 };
 
 impl Ctx<'_> {
     /// Builds the subtree over `idx` (a slice of the permutation starting at `offset`).
@@ -198,26 +168,16 @@ impl Ctx<'_> {
             cbounds = cbounds.grow(self.centroids[i as usize]);
         }
         let n = idx.len();
-        let leaf = Tmp::Leaf {
-            bounds,
-            start: offset,
-            count: n,
-        };
+        let leaf = Tmp::Leaf { bounds, start: offset, count: n };
         if n == 1 {
             return leaf;
         }
         let max_leaf = self.opts.max_leaf.clamp(1, super::MAX_LEAF);
         // Past this depth, split by count so the tree always fits the traversal stack.
-        let split = if depth < 48 {
-            self.best_split(idx, &bounds, &cbounds)
-        } else {
-            None
-        };
+        let split = if depth < 48 { self.best_split(idx, &bounds, &cbounds) } else { None };
         let mid = match split {
             Some(s) if s.cost < self.leaf_cost(n) || n > max_leaf => {
-                let m = partition(idx, |i| {
-                    s.bin_of(self.centroids[i as usize][s.axis]) < s.bin
-                });
+                let m = partition(idx, |i| s.bin_of(self.centroids[i as usize][s.axis]) < s.bin);
                 if m == 0 || m == n { n / 2 } else { m }
             }
             _ if n <= max_leaf => return leaf,
@@ -226,30 +186,17 @@ impl Ctx<'_> {
         };
         let (l, r) = idx.split_at_mut(mid);
         let (a, b) = if n >= self.opts.parallel_threshold {
-            rayon::join(
-                || self.subtree(l, offset, depth + 1),
-                || self.subtree(r, offset + mid, depth + 1),
-            )
+            rayon::join(|| self.subtree(l, offset, depth + 1), || self.subtree(r, offset + mid, depth + 1))
         } else {
-            (
-                self.subtree(l, offset, depth + 1),
-                self.subtree(r, offset + mid, depth + 1),
-            )
+            (self.subtree(l, offset, depth + 1), self.subtree(r, offset + mid, depth + 1))
         };
-        Tmp::Inner {
-            bounds,
-            kids: Box::new([a, b]),
-        }
+        Tmp::Inner { bounds, kids: Box::new([a, b]) }
     }
 
     fn leaf_cost(&self, n: usize) -> f32 {
         // Leaves are tested in blocks of at least 4 lanes, so a leaf costs per started block of
         // 4; High prices a block a little higher, for smaller leaves.
-        let k = if self.opts.quality == Quality::High {
-            1.25
-        } else {
-            1.0
-        };
+        let k = if self.opts.quality == Quality::High { 1.25 } else { 1.0 };
         n.div_ceil(4) as f32 * k
     }
 
@@ -269,11 +216,7 @@ impl Ctx<'_> {
         } else {
             2
         };
-        let axes = if axes.is_empty() {
-            std::slice::from_ref(&widest)
-        } else {
-            axes
-        };
+        let axes = if axes.is_empty() { std::slice::from_ref(&widest) } else { axes };
         let parent_area = bounds.surface_area().max(f32::MIN_POSITIVE);
         let mut best: Option<Split> = None;
         let mut bins = [EMPTY_BIN; 48];
@@ -285,14 +228,7 @@ impl Ctx<'_> {
                 continue;
             }
             let scale = nbins as f32 / (hi - lo);
-            let probe = Split {
-                axis,
-                bin: 0,
-                lo,
-                scale,
-                nbins,
-                cost: 0.0,
-            };
+            let probe = Split { axis, bin: 0, lo, scale, nbins, cost: 0.0 };
             bins[..nbins].fill(EMPTY_BIN);
             for &i in idx {
                 let b = probe.bin_of(self.centroids[i as usize][axis]);
@@ -315,15 +251,10 @@ impl Ctx<'_> {
                     continue;
                 }
                 let cost = 1.0
-                    + (acc.surface_area() * self.leaf_cost(cnt)
-                        + right_area[b] * self.leaf_cost(right_count[b]))
+                    + (acc.surface_area() * self.leaf_cost(cnt) + right_area[b] * self.leaf_cost(right_count[b]))
                         / parent_area;
                 if best.is_none_or(|s| cost < s.cost) {
-                    best = Some(Split {
-                        bin: b,
-                        cost,
-                        ..probe
-                    });
+                    best = Some(Split { bin: b, cost, ..probe });
                 }
             }
         }

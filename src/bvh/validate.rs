@@ -29,11 +29,7 @@ fn err<T>(msg: String) -> Result<T, BvhError> {
 /// Checks a binary BVH against the primitive boxes it was built from (in input order).
 pub fn validate_bvh2(b: &Bvh2, boxes: &[Aabb]) -> Result<usize, BvhError> {
     if b.perm.len() != boxes.len() {
-        return err(format!(
-            "permutation has {} entries for {} primitives",
-            b.perm.len(),
-            boxes.len()
-        ));
+        return err(format!("permutation has {} entries for {} primitives", b.perm.len(), boxes.len()));
     }
     let mut seen = vec![false; boxes.len()];
     for &p in &b.perm {
@@ -42,21 +38,14 @@ pub fn validate_bvh2(b: &Bvh2, boxes: &[Aabb]) -> Result<usize, BvhError> {
         }
     }
     if b.nodes.is_empty() {
-        return if boxes.is_empty() {
-            Ok(0)
-        } else {
-            err("no nodes for a non-empty set".into())
-        };
+        return if boxes.is_empty() { Ok(0) } else { err("no nodes for a non-empty set".into()) };
     }
     let mut covered = vec![0u32; boxes.len()];
     let mut stack = vec![(0usize, 1usize)];
     let mut max_depth = 0;
     while let Some((i, depth)) = stack.pop() {
         max_depth = max_depth.max(depth);
-        let n = b
-            .nodes
-            .get(i)
-            .ok_or_else(|| BvhError(format!("node {i} out of range")))?;
+        let n = b.nodes.get(i).ok_or_else(|| BvhError(format!("node {i} out of range")))?;
         if n.is_leaf() {
             let (s, c) = (n.index as usize, n.count as usize);
             if s + c > boxes.len() || c > super::MAX_LEAF.max(1) * 2 {
@@ -70,10 +59,7 @@ pub fn validate_bvh2(b: &Bvh2, boxes: &[Aabb]) -> Result<usize, BvhError> {
             }
         } else {
             for c in [n.index as usize, n.index as usize + 1] {
-                let child = b
-                    .nodes
-                    .get(c)
-                    .ok_or_else(|| BvhError(format!("child {c} of node {i} out of range")))?;
+                let child = b.nodes.get(c).ok_or_else(|| BvhError(format!("child {c} of node {i} out of range")))?;
                 if !contains(&n.aabb(), &child.aabb()) {
                     return err(format!("node {i} does not contain child {c}"));
                 }
@@ -82,15 +68,10 @@ pub fn validate_bvh2(b: &Bvh2, boxes: &[Aabb]) -> Result<usize, BvhError> {
         }
     }
     if let Some(k) = covered.iter().position(|&c| c != 1) {
-        return err(format!(
-            "permuted primitive {k} is reachable {} times",
-            covered[k]
-        ));
+        return err(format!("permuted primitive {k} is reachable {} times", covered[k]));
     }
     if max_depth > STACK_DEPTH {
-        return err(format!(
-            "depth {max_depth} exceeds the traversal stack ({STACK_DEPTH})"
-        ));
+        return err(format!("depth {max_depth} exceeds the traversal stack ({STACK_DEPTH})"));
     }
     Ok(max_depth)
 }
@@ -118,10 +99,7 @@ pub fn validate_wide<N: WideNode>(b: &WideBvh<N>, boxes: &[Aabb]) -> Result<usiz
                     }
                 }
                 Ok(i) => {
-                    let n = b
-                        .nodes
-                        .get(i as usize)
-                        .ok_or_else(|| BvhError(format!("node {i} out of range")))?;
+                    let n = b.nodes.get(i as usize).ok_or_else(|| BvhError(format!("node {i} out of range")))?;
                     for (slot, &c) in n.children().iter().enumerate() {
                         let cb = n.child_aabb(slot);
                         if c == EMPTY_CHILD {
@@ -143,9 +121,7 @@ pub fn validate_wide<N: WideNode>(b: &WideBvh<N>, boxes: &[Aabb]) -> Result<usiz
         return err(format!("primitive {k} is reachable {} times", covered[k]));
     }
     if max_depth > STACK_DEPTH {
-        return err(format!(
-            "depth {max_depth} exceeds the traversal stack ({STACK_DEPTH})"
-        ));
+        return err(format!("depth {max_depth} exceeds the traversal stack ({STACK_DEPTH})"));
     }
     Ok(max_depth)
 }

@@ -28,11 +28,7 @@ pub fn leaf_ref(first: u32, count: u32) -> u32 {
 /// Decodes a child reference: `Ok(node)` or `Err((first, count))` for a leaf.
 #[inline(always)]
 pub fn decode(r: u32) -> Result<u32, (u32, u32)> {
-    if r & LEAF_BIT == 0 {
-        Ok(r)
-    } else {
-        Err((r & MAX_LEAF_START, ((r >> COUNT_SHIFT) & 15) + 1))
-    }
+    if r & LEAF_BIT == 0 { Ok(r) } else { Err((r & MAX_LEAF_START, ((r >> COUNT_SHIFT) & 15) + 1)) }
 }
 
 /// A node of a wide BVH.
@@ -109,14 +105,7 @@ macro_rules! wide_node {
             }
             #[inline(always)]
             fn columns(&self) -> [&[f32]; 6] {
-                [
-                    &self.min_x,
-                    &self.min_y,
-                    &self.min_z,
-                    &self.max_x,
-                    &self.max_y,
-                    &self.max_z,
-                ]
+                [&self.min_x, &self.min_y, &self.min_z, &self.max_x, &self.max_y, &self.max_z]
             }
         }
     };
@@ -141,28 +130,16 @@ impl<N: WideNode> WideBvh<N> {
     /// opening the inner child of largest surface area until it has `WIDTH` children.
     pub fn collapse(b2: &Bvh2) -> Self {
         let Some(root) = b2.nodes.first() else {
-            return Self {
-                nodes: Vec::new(),
-                root: EMPTY_CHILD,
-                bounds: Aabb::EMPTY,
-            };
+            return Self { nodes: Vec::new(), root: EMPTY_CHILD, bounds: Aabb::EMPTY };
         };
         let bounds = root.aabb();
         if root.is_leaf() {
-            return Self {
-                nodes: Vec::new(),
-                root: leaf_ref(root.index, root.count),
-                bounds,
-            };
+            return Self { nodes: Vec::new(), root: leaf_ref(root.index, root.count), bounds };
         }
         let mut nodes = Vec::with_capacity(b2.nodes.len() / (N::WIDTH - 1) + 1);
         nodes.push(N::empty());
         fill(b2, 0, 0, &mut nodes);
-        Self {
-            nodes,
-            root: 0,
-            bounds,
-        }
+        Self { nodes, root: 0, bounds }
     }
 
     /// Bytes of node data.
@@ -178,14 +155,9 @@ fn fill<N: WideNode>(b2: &Bvh2, src: usize, at: usize, nodes: &mut Vec<N>) {
     kids[1] = first + 1;
     let mut n = 2;
     while n < N::WIDTH {
-        let open = (0..n)
-            .filter(|&k| !b2.nodes[kids[k]].is_leaf())
-            .max_by(|&a, &b| {
-                b2.nodes[kids[a]]
-                    .aabb()
-                    .surface_area()
-                    .total_cmp(&b2.nodes[kids[b]].aabb().surface_area())
-            });
+        let open = (0..n).filter(|&k| !b2.nodes[kids[k]].is_leaf()).max_by(|&a, &b| {
+            b2.nodes[kids[a]].aabb().surface_area().total_cmp(&b2.nodes[kids[b]].aabb().surface_area())
+        });
         let Some(k) = open else { break };
         let c = b2.nodes[kids[k]].index as usize;
         kids[k] = c;

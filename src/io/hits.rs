@@ -36,12 +36,7 @@ struct Records {
 }
 
 impl Records {
-    fn create(
-        path: &str,
-        format: Format,
-        csv_header: &str,
-        descr: &'static str,
-    ) -> Result<Self, IoError> {
+    fn create(path: &str, format: Format, csv_header: &str, descr: &'static str) -> Result<Self, IoError> {
         let mut out = Output::create(path, format)?;
         let mut reserved = 0;
         match format {
@@ -52,18 +47,11 @@ impl Records {
                 out.write_all(&npy::header_bytes(descr, &[0], reserved))?;
             }
         }
-        Ok(Self {
-            out,
-            format,
-            descr,
-            reserved,
-            count: 0,
-        })
+        Ok(Self { out, format, descr, reserved, count: 0 })
     }
 
     fn finish(self) -> Result<(), IoError> {
-        let head = (self.format == Format::Npy)
-            .then(|| npy::header_bytes(self.descr, &[self.count], self.reserved));
+        let head = (self.format == Format::Npy).then(|| npy::header_bytes(self.descr, &[self.count], self.reserved));
         debug_assert!(head.as_ref().is_none_or(|h| h.len() == self.reserved));
         self.out.finish(head.as_deref())
     }
@@ -158,10 +146,7 @@ pub struct VisWriter {
 impl VisWriter {
     /// Starts writing visibility to `path` (`-`: stdout, csv only) in `format`.
     pub fn create(path: &str, format: Format) -> Result<Self, IoError> {
-        Ok(Self {
-            rec: Records::create(path, format, VIS_CSV_HEADER, VIS_DESCR)?,
-            buf: Vec::new(),
-        })
+        Ok(Self { rec: Records::create(path, format, VIS_CSV_HEADER, VIS_DESCR)?, buf: Vec::new() })
     }
 
     /// Appends one record per entry of `visible`.
@@ -195,12 +180,7 @@ impl VisWriter {
 
 /// Opens the records of a hit or visibility file in a binary format, checking an `.npy`
 /// header against `descr` and a 1-d shape.
-fn open_records(
-    path: &str,
-    format: Format,
-    descr: &str,
-    rec: usize,
-) -> Result<RecordSource, IoError> {
+fn open_records(path: &str, format: Format, descr: &str, rec: usize) -> Result<RecordSource, IoError> {
     if format == Format::Bin {
         return RecordSource::open_bin(path, rec);
     }
@@ -219,11 +199,7 @@ fn open_records(
 
 /// Parses a hit id written in csv: `-1` for a miss, else a u32.
 fn parse_id(s: &str) -> Option<u32> {
-    if s == "-1" {
-        Some(NO_ID)
-    } else {
-        s.parse().ok()
-    }
+    if s == "-1" { Some(NO_ID) } else { s.parse().ok() }
 }
 
 /// Reads a whole hit file (as written by [`HitWriter`]) into memory, checking it as strictly
@@ -252,17 +228,8 @@ pub fn read_hits(path: &str, format: Format) -> Result<HitSoa, IoError> {
                         parse_f32(s).map(|v| f[i] = v).is_some()
                     };
                     if !ok {
-                        let what = if i == 1 || i == 2 {
-                            "an id (u32 or -1)"
-                        } else {
-                            "a number"
-                        };
-                        bad = Some(format!(
-                            "column {} ({}): expected {what}, got {}",
-                            i + 1,
-                            names[i],
-                            quote_field(s)
-                        ));
+                        let what = if i == 1 || i == 2 { "an id (u32 or -1)" } else { "a number" };
+                        bad = Some(format!("column {} ({}): expected {what}, got {}", i + 1, names[i], quote_field(s)));
                         break;
                     }
                 }

@@ -168,9 +168,7 @@ impl FromStr for Format {
             "csv" => Ok(Format::Csv),
             "bin" => Ok(Format::Bin),
             "npy" => Ok(Format::Npy),
-            _ => Err(format!(
-                "unknown format {s:?}: expected \"csv\", \"bin\" or \"npy\""
-            )),
+            _ => Err(format!("unknown format {s:?}: expected \"csv\", \"bin\" or \"npy\"")),
         }
     }
 }
@@ -219,24 +217,12 @@ pub struct IoError {
 impl IoError {
     /// An error about a whole file.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            path: path.into(),
-            place: None,
-            message: message.into(),
-        }
+        Self { path: path.into(), place: None, message: message.into() }
     }
 
     /// An error at a place in a file.
-    pub fn at(
-        path: impl Into<String>,
-        place: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
-        Self {
-            path: path.into(),
-            place: Some(place.into()),
-            message: message.into(),
-        }
+    pub fn at(path: impl Into<String>, place: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { path: path.into(), place: Some(place.into()), message: message.into() }
     }
 }
 
@@ -262,11 +248,7 @@ pub(crate) fn push_f32(out: &mut String, x: f32) {
     } else {
         let a = x.abs();
         // Writing to a String cannot fail.
-        let _ = if a != 0.0 && !(1e-5..1e16).contains(&a) {
-            write!(out, "{x:e}")
-        } else {
-            write!(out, "{x}")
-        };
+        let _ = if a != 0.0 && !(1e-5..1e16).contains(&a) { write!(out, "{x:e}") } else { write!(out, "{x}") };
     }
 }
 
@@ -283,24 +265,13 @@ mod tests {
         assert_eq!("bin".parse::<Format>(), Ok(Format::Bin));
         assert!("json".parse::<Format>().unwrap_err().contains("json"));
         assert_eq!(Format::resolve("-", None).unwrap(), Format::Csv);
-        assert_eq!(
-            Format::resolve("x.csv", Some(Format::Bin)).unwrap(),
-            Format::Bin
-        );
-        assert!(
-            Format::resolve("x.dat", None)
-                .unwrap_err()
-                .to_string()
-                .starts_with("x.dat: ")
-        );
+        assert_eq!(Format::resolve("x.csv", Some(Format::Bin)).unwrap(), Format::Bin);
+        assert!(Format::resolve("x.dat", None).unwrap_err().to_string().starts_with("x.dat: "));
     }
 
     #[test]
     fn errors_display_path_place_message() {
-        assert_eq!(
-            IoError::at("a.csv", "line 3", "bad").to_string(),
-            "a.csv:line 3: bad"
-        );
+        assert_eq!(IoError::at("a.csv", "line 3", "bad").to_string(), "a.csv:line 3: bad");
         assert_eq!(IoError::new("a.csv", "gone").to_string(), "a.csv: gone");
     }
 

@@ -137,9 +137,7 @@ pub(crate) fn read_header(r: &mut impl Read) -> Result<Header, String> {
         (1, 0) => 2,
         (2, 0) | (3, 0) => 4,
         _ => {
-            return Err(format!(
-                "unsupported npy format version {major}.{minor} (1.0, 2.0 and 3.0 are read)"
-            ));
+            return Err(format!("unsupported npy format version {major}.{minor} (1.0, 2.0 and 3.0 are read)"));
         }
     };
     let mut lb = [0u8; 4];
@@ -148,16 +146,12 @@ pub(crate) fn read_header(r: &mut impl Read) -> Result<Header, String> {
     }
     let hlen = u32::from_le_bytes(lb) as usize;
     if hlen > MAX_HEADER {
-        return Err(format!(
-            "header length {hlen} bytes is implausible (at most {MAX_HEADER} accepted)"
-        ));
+        return Err(format!("header length {hlen} bytes is implausible (at most {MAX_HEADER} accepted)"));
     }
     let mut text = vec![0u8; hlen];
     let got = read_exact_or_count(r, &mut text).map_err(io)?;
     if got < hlen {
-        return Err(format!(
-            "file ends inside the header ({got} of {hlen} header bytes present)"
-        ));
+        return Err(format!("file ends inside the header ({got} of {hlen} header bytes present)"));
     }
     let data_offset = (8 + len_bytes + hlen) as u64;
     // Versions 1 and 2 are latin-1, version 3 is UTF-8; the keys and values we accept are
@@ -180,9 +174,7 @@ pub(crate) fn read_header(r: &mut impl Read) -> Result<Header, String> {
             PyVal::Str(s) if s == "fortran_order" => &mut fortran,
             PyVal::Str(s) if s == "shape" => &mut shape,
             _ => {
-                return Err(format!(
-                    "unexpected key {k} in the header (only 'descr', 'fortran_order', 'shape')"
-                ));
+                return Err(format!("unexpected key {k} in the header (only 'descr', 'fortran_order', 'shape')"));
             }
         };
         if slot.is_some() {
@@ -207,18 +199,12 @@ pub(crate) fn read_header(r: &mut impl Read) -> Result<Header, String> {
             .iter()
             .map(|d| match d {
                 PyVal::Int(n) if *n >= 0 && *n <= u64::MAX as i128 => Ok(*n as u64),
-                _ => Err(format!(
-                    "shape {shape} is not a tuple of non-negative integers"
-                )),
+                _ => Err(format!("shape {shape} is not a tuple of non-negative integers")),
             })
             .collect::<Result<Vec<u64>, String>>()?,
         _ => return Err(format!("shape must be a tuple, got {shape}")),
     };
-    Ok(Header {
-        descr,
-        shape,
-        data_offset,
-    })
+    Ok(Header { descr, shape, data_offset })
 }
 
 /// Printable form of a few raw bytes for error messages.
@@ -226,27 +212,17 @@ fn escape_bytes(b: &[u8]) -> String {
     if b.is_empty() {
         return "an empty file".into();
     }
-    let s: String = b
-        .iter()
-        .flat_map(|&c| std::ascii::escape_default(c))
-        .map(char::from)
-        .collect();
+    let s: String = b.iter().flat_map(|&c| std::ascii::escape_default(c)).map(char::from).collect();
     format!("\"{s}\"")
 }
 
 /// Parses one Python literal (the subset numpy writes) filling all of `text` but whitespace.
 pub(crate) fn parse_literal(text: &str) -> Result<PyVal, String> {
-    let mut p = Parser {
-        s: text.as_bytes(),
-        i: 0,
-    };
+    let mut p = Parser { s: text.as_bytes(), i: 0 };
     let v = p.value(0)?;
     p.ws();
     if p.i != p.s.len() {
-        return Err(format!(
-            "header has unexpected text after the dict at byte {}",
-            p.i
-        ));
+        return Err(format!("header has unexpected text after the dict at byte {}", p.i));
     }
     Ok(v)
 }
@@ -356,9 +332,7 @@ impl Parser<'_> {
                     self.i += 1;
                 }
                 let digits = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("");
-                let n: i128 = digits
-                    .parse()
-                    .map_err(|_| self.err(&format!("bad integer {digits:?}")))?;
+                let n: i128 = digits.parse().map_err(|_| self.err(&format!("bad integer {digits:?}")))?;
                 if matches!(self.s.get(self.i), Some(b'L' | b'l')) {
                     self.i += 1;
                 }
@@ -388,14 +362,8 @@ impl Parser<'_> {
 /// and `shape`, padded with spaces so that it is at least `min_len` bytes long and the data
 /// starts at a multiple of 64.
 pub(crate) fn header_bytes(descr: &str, shape: &[u64], min_len: usize) -> Vec<u8> {
-    let dict = format!(
-        "{{'descr': {descr}, 'fortran_order': False, 'shape': {}, }}",
-        shape_text(shape)
-    );
-    let total = (MAGIC.len() + 4 + dict.len() + 1)
-        .div_ceil(ALIGN)
-        .max(min_len.div_ceil(ALIGN))
-        * ALIGN;
+    let dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {}, }}", shape_text(shape));
+    let total = (MAGIC.len() + 4 + dict.len() + 1).div_ceil(ALIGN).max(min_len.div_ceil(ALIGN)) * ALIGN;
     let hlen = total - MAGIC.len() - 4;
     debug_assert!(hlen <= u16::MAX as usize, "npy v1 header too long");
     let mut out = Vec::with_capacity(total);
@@ -439,14 +407,9 @@ mod tests {
 
     #[test]
     fn literals_parse_like_python() {
-        let v = parse_literal(
-            "{'descr': [('t', '<f4'), (\"g\", '<u4')], 'shape': (3L, 2), 'x': (7), 'y': ()}",
-        )
-        .unwrap();
-        assert_eq!(
-            v.to_string(),
-            "{'descr': [('t', '<f4'), ('g', '<u4')], 'shape': (3, 2), 'x': 7, 'y': ()}"
-        );
+        let v =
+            parse_literal("{'descr': [('t', '<f4'), (\"g\", '<u4')], 'shape': (3L, 2), 'x': (7), 'y': ()}").unwrap();
+        assert_eq!(v.to_string(), "{'descr': [('t', '<f4'), ('g', '<u4')], 'shape': (3, 2), 'x': 7, 'y': ()}");
         assert!(parse_literal("{'a': 1").is_err());
         assert!(parse_literal("{'a': nope}").is_err());
         assert!(parse_literal(&"[".repeat(100)).is_err());
@@ -455,28 +418,12 @@ mod tests {
 
     #[test]
     fn bad_preambles_are_described() {
-        assert!(
-            read_header(&mut &b""[..])
-                .unwrap_err()
-                .contains("empty file")
-        );
-        assert!(
-            read_header(&mut &b"PK\x03\x04 zip"[..])
-                .unwrap_err()
-                .contains("magic")
-        );
+        assert!(read_header(&mut &b""[..]).unwrap_err().contains("empty file"));
+        assert!(read_header(&mut &b"PK\x03\x04 zip"[..]).unwrap_err().contains("magic"));
         let mut v2 = header_bytes("'<f4'", &[1, 6], 0);
         v2[6] = 9;
-        assert!(
-            read_header(&mut &v2[..])
-                .unwrap_err()
-                .contains("version 9.0")
-        );
+        assert!(read_header(&mut &v2[..]).unwrap_err().contains("version 9.0"));
         let h = header_bytes("'<f4'", &[1, 6], 0);
-        assert!(
-            read_header(&mut &h[..40])
-                .unwrap_err()
-                .contains("inside the header")
-        );
+        assert!(read_header(&mut &h[..40]).unwrap_err().contains("inside the header"));
     }
 }

@@ -34,21 +34,15 @@ impl Cols {
         self.0[0].len()
     }
     fn push(&mut self, r: &Ray) {
-        let v = [
-            r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max,
-        ];
+        let v = [r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max];
         for (c, x) in self.0.iter_mut().zip(v) {
             c.push(x);
         }
     }
     fn into_soa(self) -> RaySoa {
         let c = &self.0;
-        RaySoa::from_columns(
-            [&c[0], &c[1], &c[2]],
-            [&c[3], &c[4], &c[5]],
-            Some([&c[6], &c[7]]),
-        )
-        .expect("all columns have one value per record")
+        RaySoa::from_columns([&c[0], &c[1], &c[2]], [&c[3], &c[4], &c[5]], Some([&c[6], &c[7]]))
+            .expect("all columns have one value per record")
     }
 }
 
@@ -77,12 +71,7 @@ impl RayReader {
                 Src::Records(src)
             }
         };
-        Ok(Self {
-            kind,
-            format,
-            src,
-            returned: 0,
-        })
+        Ok(Self { kind, format, src, returned: 0 })
     }
 
     /// Number of records in the input when known before reading it: from the size of a
@@ -154,15 +143,9 @@ impl RayReader {
 /// Checks an `.npy` header for `kind`; returns the row size in bytes.
 fn check_npy(h: &npy::Header, kind: InputKind) -> Result<usize, String> {
     if h.descr != PyVal::Str("<f4".into()) {
-        return Err(format!(
-            "dtype must be little-endian float32 '<f4', got {}",
-            h.descr
-        ));
+        return Err(format!("dtype must be little-endian float32 '<f4', got {}", h.descr));
     }
-    let ok = matches!(
-        (kind, h.shape.as_slice()),
-        (InputKind::Rays, [_, 6 | 8]) | (InputKind::Segments, [_, 6])
-    );
+    let ok = matches!((kind, h.shape.as_slice()), (InputKind::Rays, [_, 6 | 8]) | (InputKind::Segments, [_, 6]));
     if !ok {
         let want = match kind {
             InputKind::Rays => "(N, 8) or (N, 6) for rays",
@@ -200,12 +183,8 @@ fn read_csv_chunk(lines: &mut CsvLines, kind: InputKind, max: usize) -> Result<C
             match parse_f32(field) {
                 Some(x) => vals[i] = x,
                 None => {
-                    bad = Some(format!(
-                        "column {} ({}): expected a number, got {}",
-                        i + 1,
-                        names[i],
-                        quote_field(field)
-                    ));
+                    bad =
+                        Some(format!("column {} ({}): expected a number, got {}", i + 1, names[i], quote_field(field)));
                     break;
                 }
             }
@@ -273,37 +252,15 @@ fn write_rows(
 /// Writes `rays` as a ray input file: csv with the header `ox,oy,oz,dx,dy,dz,tmin,tmax`,
 /// `.bin` records of 8 f32, or `.npy` of shape (N, 8). Atomic like the other writers.
 pub fn write_rays(path: &str, format: Format, rays: &[Ray]) -> Result<(), IoError> {
-    let rows = rays.iter().map(|r| {
-        [
-            r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max,
-        ]
-    });
-    write_rows(
-        path,
-        format,
-        8,
-        Some(&InputKind::Rays.columns().join(",")),
-        rows,
-    )
+    let rows = rays.iter().map(|r| [r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max]);
+    write_rows(path, format, 8, Some(&InputKind::Rays.columns().join(",")), rows)
 }
 
 /// Writes segments `(a, b)` as a segment input file: csv with the header
 /// `ax,ay,az,bx,by,bz`, `.bin` records of 6 f32, or `.npy` of shape (N, 6).
-pub fn write_segments(
-    path: &str,
-    format: Format,
-    segments: &[(Vec3, Vec3)],
-) -> Result<(), IoError> {
-    let rows = segments
-        .iter()
-        .map(|(a, b)| [a.x, a.y, a.z, b.x, b.y, b.z, 0.0, 0.0]);
-    write_rows(
-        path,
-        format,
-        6,
-        Some(&InputKind::Segments.columns().join(",")),
-        rows,
-    )
+pub fn write_segments(path: &str, format: Format, segments: &[(Vec3, Vec3)]) -> Result<(), IoError> {
+    let rows = segments.iter().map(|(a, b)| [a.x, a.y, a.z, b.x, b.y, b.z, 0.0, 0.0]);
+    write_rows(path, format, 6, Some(&InputKind::Segments.columns().join(",")), rows)
 }
 
 /// Writes `values` as records of `width` f32 each (1 to 8): csv lines of `width` fields
@@ -321,10 +278,7 @@ pub fn write_f32_records(
     if !(1..=8).contains(&width) || values.len() % width != 0 {
         return Err(IoError::new(
             path,
-            format!(
-                "{} values do not make whole records of width {width} (width must be 1 to 8)",
-                values.len()
-            ),
+            format!("{} values do not make whole records of width {width} (width must be 1 to 8)", values.len()),
         ));
     }
     let rows = values.chunks_exact(width).map(|rec| {

@@ -67,30 +67,13 @@ impl Output {
         };
         let mut temp_name = std::ffi::OsString::from(".");
         temp_name.push(file_name);
-        temp_name.push(format!(
-            ".tmp-{}-{}",
-            std::process::id(),
-            TEMP_SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
+        temp_name.push(format!(".tmp-{}-{}", std::process::id(), TEMP_SEQ.fetch_add(1, Ordering::Relaxed)));
         let temp = dir.join(temp_name);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .map_err(|e| {
-                IoError::new(
-                    &name,
-                    format!("cannot create the temporary file {}: {e}", temp.display()),
-                )
+        let file =
+            OpenOptions::new().write(true).create_new(true).open(&temp).map_err(|e| {
+                IoError::new(&name, format!("cannot create the temporary file {}: {e}", temp.display()))
             })?;
-        Ok(Self {
-            name,
-            kind: Kind::File(TempFile {
-                dest,
-                temp,
-                file: Some(BufWriter::with_capacity(BUF, file)),
-            }),
-        })
+        Ok(Self { name, kind: Kind::File(TempFile { dest, temp, file: Some(BufWriter::with_capacity(BUF, file)) }) })
     }
 
     fn write_err(&self, e: std::io::Error) -> IoError {
@@ -131,10 +114,7 @@ impl Output {
                     return Err(self.write_err(e));
                 }
                 if let Err(e) = std::fs::rename(&t.temp, &t.dest) {
-                    let msg = format!(
-                        "cannot rename the temporary file {} into place: {e}",
-                        t.temp.display()
-                    );
+                    let msg = format!("cannot rename the temporary file {} into place: {e}", t.temp.display());
                     return Err(IoError::new(&self.name, msg));
                 }
                 // Renamed: nothing left to delete.

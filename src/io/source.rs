@@ -18,21 +18,14 @@ const BUF: usize = 1 << 16;
 
 /// The name errors use for `path`.
 pub(crate) fn input_name(path: &str) -> String {
-    if path == "-" {
-        STDIN_NAME.to_string()
-    } else {
-        path.to_string()
-    }
+    if path == "-" { STDIN_NAME.to_string() } else { path.to_string() }
 }
 
 /// Opens a regular file for reading; returns it and its size.
 pub(crate) fn open_file(path: &str) -> Result<(File, Option<u64>), IoError> {
     let name = input_name(path);
-    let file = File::open(path)
-        .map_err(|e| IoError::new(&name, format!("cannot open for reading: {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| IoError::new(&name, format!("cannot read file metadata: {e}")))?;
+    let file = File::open(path).map_err(|e| IoError::new(&name, format!("cannot open for reading: {e}")))?;
+    let meta = file.metadata().map_err(|e| IoError::new(&name, format!("cannot read file metadata: {e}")))?;
     if meta.is_dir() {
         return Err(IoError::new(&name, "is a directory, not a file"));
     }
@@ -42,10 +35,7 @@ pub(crate) fn open_file(path: &str) -> Result<(File, Option<u64>), IoError> {
 /// Refuses `-` for anything but csv.
 pub(crate) fn check_stdio(path: &str, format: Format, stdio_name: &str) -> Result<(), IoError> {
     if path == "-" && format != Format::Csv {
-        return Err(IoError::new(
-            stdio_name,
-            format!("'-' (standard input/output) works with csv only, not {format}"),
-        ));
+        return Err(IoError::new(stdio_name, format!("'-' (standard input/output) works with csv only, not {format}")));
     }
     Ok(())
 }
@@ -60,8 +50,7 @@ pub(crate) fn parse_f32(s: &str) -> Option<f32> {
 /// not even start like one (a digit, sign or point), so that a garbled first data line such
 /// as `1;2;3;4;5;6` or `1.0x,…` is reported instead of silently skipped as a header.
 fn is_header_field(s: &str) -> bool {
-    s.parse::<f64>().is_err()
-        && !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.'))
+    s.parse::<f64>().is_err() && !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.'))
 }
 
 /// Shortens a field quoted in an error message.
@@ -94,13 +83,7 @@ impl CsvLines {
         } else {
             Box::new(BufReader::with_capacity(BUF, open_file(path)?.0))
         };
-        Ok(Self {
-            name: input_name(path),
-            reader,
-            line_no: 0,
-            seen_content: false,
-            line: String::new(),
-        })
+        Ok(Self { name: input_name(path), reader, line_no: 0, seen_content: false, line: String::new() })
     }
 
     /// The name used in errors.
@@ -117,9 +100,7 @@ impl CsvLines {
     pub(crate) fn next_line(&mut self) -> Result<Option<&str>, IoError> {
         loop {
             self.line.clear();
-            let read = (&mut self.reader)
-                .take(MAX_LINE as u64 + 1)
-                .read_line(&mut self.line);
+            let read = (&mut self.reader).take(MAX_LINE as u64 + 1).read_line(&mut self.line);
             let n = match read {
                 Ok(n) => n,
                 Err(e) => {
@@ -139,11 +120,7 @@ impl CsvLines {
                 return Err(self.err(format!("line is longer than {MAX_LINE} bytes")));
             }
             let full = self.line.as_str();
-            let bom = if self.line_no == 1 && full.starts_with('\u{feff}') {
-                '\u{feff}'.len_utf8()
-            } else {
-                0
-            };
+            let bom = if self.line_no == 1 && full.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
             let body = &full[bom..];
             let start = bom + (body.len() - body.trim_start().len());
             let end = (bom + body.trim_end().len()).max(start);
@@ -228,13 +205,9 @@ impl RecordSource {
         let header = npy::read_header(&mut reader).map_err(|m| IoError::at(&name, "header", m))?;
         let rec = check(&header).map_err(|m| IoError::at(&name, "header", m))?;
         let rows = header.shape.first().copied().unwrap_or(1);
-        let need = rows.checked_mul(rec as u64).ok_or_else(|| {
-            IoError::at(
-                &name,
-                "header",
-                format!("shape {} is too large", header.shape_text()),
-            )
-        })?;
+        let need = rows
+            .checked_mul(rec as u64)
+            .ok_or_else(|| IoError::at(&name, "header", format!("shape {} is too large", header.shape_text())))?;
         let src = Self {
             name,
             reader,
@@ -334,9 +307,7 @@ impl RecordSource {
         let mut got = 0;
         while got < bytes {
             if got == self.buf.len() {
-                let grow = (bytes - got)
-                    .min(1 << 20)
-                    .max(self.buf.len().min(bytes - got));
+                let grow = (bytes - got).min(1 << 20).max(self.buf.len().min(bytes - got));
                 self.buf.resize(got + grow, 0);
             }
             match self.reader.read(&mut self.buf[got..]) {
@@ -411,10 +382,7 @@ impl RecordSource {
             return Err(IoError::at(
                 &self.name,
                 record_place(self.next, end),
-                format!(
-                    "unexpected data after the {} records the header declares",
-                    self.next
-                ),
+                format!("unexpected data after the {} records the header declares", self.next),
             ));
         }
         Ok(())

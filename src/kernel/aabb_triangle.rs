@@ -70,29 +70,16 @@ pub fn overlap_lanes<L: Lanes>(b: &AabbLanes<L>, tri: &TriangleLanes<L>) -> L::M
     let edge = |f: Vec3x<L>, a: Vec3x<L>, b: Vec3x<L>| {
         let (fx, fy, fz) = (f.x.abs(), f.y.abs(), f.z.abs());
         // X × f = (0, -fz, fy)
-        let kx = keep(
-            a.z * f.y - a.y * f.z,
-            b.z * f.y - b.y * f.z,
-            e.y * fz + e.z * fy,
-        );
+        let kx = keep(a.z * f.y - a.y * f.z, b.z * f.y - b.y * f.z, e.y * fz + e.z * fy);
         // Y × f = (fz, 0, -fx)
-        let ky = keep(
-            a.x * f.z - a.z * f.x,
-            b.x * f.z - b.z * f.x,
-            e.x * fz + e.z * fx,
-        );
+        let ky = keep(a.x * f.z - a.z * f.x, b.x * f.z - b.z * f.x, e.x * fz + e.z * fx);
         // Z × f = (-fy, fx, 0)
-        let kz = keep(
-            a.y * f.x - a.x * f.y,
-            b.y * f.x - b.x * f.y,
-            e.x * fy + e.y * fx,
-        );
+        let kz = keep(a.y * f.x - a.x * f.y, b.y * f.x - b.x * f.y, e.x * fy + e.y * fx);
         kx & ky & kz
     };
     let edges = edge(f0, v0, v2) & edge(f1, v1, v0) & edge(f2, v2, v1);
     let face = |a: L, b: L, c: L, e: L| a.max(b).max(c).ge(-e) & a.min(b).min(c).le(e);
-    let faces =
-        face(v0.x, v1.x, v2.x, e.x) & face(v0.y, v1.y, v2.y, e.y) & face(v0.z, v1.z, v2.z, e.z);
+    let faces = face(v0.x, v1.x, v2.x, e.x) & face(v0.y, v1.y, v2.y, e.y) & face(v0.z, v1.z, v2.z, e.z);
     let n = f0.cross(f1);
     let r = e.dot(n.abs());
     let plane = n.dot(v0).abs().le(r);

@@ -66,10 +66,7 @@ pub fn time_of_impact_lanes<L: Lanes>(
     let inv = v.recip();
     let axis = |lo: L, hi: L, inv: L| {
         let neg = inv.lt(zero);
-        (
-            (L::select(neg, hi, lo)) * inv,
-            (L::select(neg, lo, hi)) * inv,
-        )
+        ((L::select(neg, hi, lo)) * inv, (L::select(neg, lo, hi)) * inv)
     };
     let (nx, fx) = axis(lo.x, hi.x, inv.x);
     let (ny, fy) = axis(lo.y, hi.y, inv.y);
@@ -77,9 +74,5 @@ pub fn time_of_impact_lanes<L: Lanes>(
     let t0 = nz.max(ny.max(nx.max(zero)));
     let t1 = fz.min(fy.min(fx.min(L::splat(1.0))));
     let hit = va.is_finite() & vb.is_finite() & t0.le(t1);
-    (
-        hit,
-        L::select(hit, t0, L::splat(f32::INFINITY)),
-        L::select(hit, t1, L::splat(f32::NEG_INFINITY)),
-    )
+    (hit, L::select(hit, t0, L::splat(f32::INFINITY)), L::select(hit, t1, L::splat(f32::NEG_INFINITY)))
 }

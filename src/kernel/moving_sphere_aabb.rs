@@ -36,15 +36,11 @@ pub fn time_of_impact_scalar(s: &Sphere, v: Vec3, b: &Aabb) -> Option<f32> {
     }
     let m = below | above;
     let (p0, p1) = (s.center, s.center + v);
-    let capsule = |a: u32, c: u32| {
-        segment_capsule::intersect_scalar(p0, p1, &Capsule::new(b.corner(a), b.corner(c), r))
-    };
+    let capsule =
+        |a: u32, c: u32| segment_capsule::intersect_scalar(p0, p1, &Capsule::new(b.corner(a), b.corner(c), r));
     if m == 7 {
         // Vertex region: the three edges meeting at the corner nearest the entry point.
-        return [1, 2, 4]
-            .into_iter()
-            .filter_map(|bit| capsule(above, above ^ bit))
-            .min_by(f32::total_cmp);
+        return [1, 2, 4].into_iter().filter_map(|bit| capsule(above, above ^ bit)).min_by(f32::total_cmp);
     }
     if m & m.wrapping_sub(1) == 0 {
         return Some(t); // face region (or inside): the grown box is exact here
@@ -57,11 +53,7 @@ pub fn time_of_impact_scalar(s: &Sphere, v: Vec3, b: &Aabb) -> Option<f32> {
 /// contact. All three edge capsules of the candidate corner are evaluated in every lane and
 /// the ones the lane's region allows are kept.
 #[inline(always)]
-pub fn time_of_impact_lanes<L: Lanes>(
-    s: &SphereLanes<L>,
-    v: Vec3x<L>,
-    b: &AabbLanes<L>,
-) -> (L::Mask, L) {
+pub fn time_of_impact_lanes<L: Lanes>(s: &SphereLanes<L>, v: Vec3x<L>, b: &AabbLanes<L>) -> (L::Mask, L) {
     let zero = L::splat(0.0);
     let inf = L::splat(f32::INFINITY);
     let r = s.radius;
@@ -72,11 +64,7 @@ pub fn time_of_impact_lanes<L: Lanes>(
     let box_hit = r.is_not_nan() & v.is_finite() & t0.le(t1);
     let p = s.center.mul_add(v, t0);
     let above = [p.x.gt(b.max.x), p.y.gt(b.max.y), p.z.gt(b.max.z)];
-    let out = [
-        above[0] | p.x.lt(b.min.x),
-        above[1] | p.y.lt(b.min.y),
-        above[2] | p.z.lt(b.min.z),
-    ];
+    let out = [above[0] | p.x.lt(b.min.x), above[1] | p.y.lt(b.min.y), above[2] | p.z.lt(b.min.z)];
     let vertex = out[0] & out[1] & out[2];
     let face = !((out[0] & out[1]) | (out[1] & out[2]) | (out[0] & out[2]));
     // Corner nearest the entry point (max where above, else min) and its three edges.

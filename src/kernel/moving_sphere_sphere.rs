@@ -61,8 +61,5 @@ pub fn time_of_impact_lanes<L: Lanes>(
     let touching = c.le(zero);
     let approaching = qa.gt(zero) & qb.lt(zero) & disc.ge(zero) & t.le(L::splat(1.0));
     let hit = va.is_finite() & vb.is_finite() & (touching | approaching);
-    (
-        hit,
-        L::select(touching, zero, L::select(hit, t, L::splat(f32::INFINITY))),
-    )
+    (hit, L::select(touching, zero, L::select(hit, t, L::splat(f32::INFINITY))))
 }

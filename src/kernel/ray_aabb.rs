@@ -17,13 +17,7 @@ use glam::Vec3;
 
 /// Slab test without validity checks (Ericson 5.3.3): `o + t d` for `t ∈ [t_min, t_max]`
 /// against `b`. Used by the sweep kernels, where `d` may be zero.
-pub(crate) fn slab_scalar(
-    o: Vec3,
-    d: Vec3,
-    t_min: f32,
-    t_max: f32,
-    b: &Aabb,
-) -> Option<(f32, f32)> {
+pub(crate) fn slab_scalar(o: Vec3, d: Vec3, t_min: f32, t_max: f32, b: &Aabb) -> Option<(f32, f32)> {
     let (mut t0, mut t1) = (t_min, t_max);
     for i in 0..3 {
         let ood = 1.0 / d[i];
@@ -99,10 +93,7 @@ pub fn widen_lanes<L: Lanes>(t_enter: L, t_exit: L) -> (L, L) {
 /// Scalar twin of [`widen_lanes`].
 #[inline(always)]
 pub fn widen_scalar(t_enter: f32, t_exit: f32) -> (f32, f32) {
-    (
-        t_enter - t_enter.abs() * TRAVERSAL_SLACK,
-        t_exit + t_exit.abs() * TRAVERSAL_SLACK,
-    )
+    (t_enter - t_enter.abs() * TRAVERSAL_SLACK, t_exit + t_exit.abs() * TRAVERSAL_SLACK)
 }
 
 /// Slab test for BVH traversal with the scalar reference: the widened interval, if any.
@@ -118,10 +109,7 @@ pub(crate) fn traversal_scalar(ray: &Ray, t_max: f32, b: &Aabb) -> Option<f32> {
                 return None;
             }
         } else {
-            let (mut near, mut far) = (
-                (b.min[i] - ray.origin[i]) * ood,
-                (b.max[i] - ray.origin[i]) * ood,
-            );
+            let (mut near, mut far) = ((b.min[i] - ray.origin[i]) * ood, (b.max[i] - ray.origin[i]) * ood);
             if near > far {
                 core::mem::swap(&mut near, &mut far);
             }
@@ -135,18 +123,7 @@ pub(crate) fn traversal_scalar(ray: &Ray, t_max: f32, b: &Aabb) -> Option<f32> {
 /// Lanes twin of [`intersect_scalar`]: `(hit, t_enter, t_exit)`; misses are `(+inf, -inf)`.
 #[inline(always)]
 pub fn intersect_lanes<L: Lanes>(rays: &RayPacket<L>, b: &AabbLanes<L>) -> (L::Mask, L, L) {
-    let (t0, t1) = slab_lanes(
-        rays.origin,
-        rays.dir.recip(),
-        rays.t_min,
-        rays.t_max,
-        b.min,
-        b.max,
-    );
+    let (t0, t1) = slab_lanes(rays.origin, rays.dir.recip(), rays.t_min, rays.t_max, b.min, b.max);
     let hit = rays.active() & t0.le(t1) & t0.lt(L::splat(f32::INFINITY));
-    (
-        hit,
-        L::select(hit, t0, L::splat(f32::INFINITY)),
-        L::select(hit, t1, L::splat(f32::NEG_INFINITY)),
-    )
+    (hit, L::select(hit, t0, L::splat(f32::INFINITY)), L::select(hit, t1, L::splat(f32::NEG_INFINITY)))
 }

@@ -24,10 +24,7 @@ pub fn intersect_scalar(ray: &Ray, p: &Plane) -> Option<f32> {
 pub fn intersect_lanes<L: Lanes>(rays: &RayPacket<L>, p: &PlaneLanes<L>) -> (L::Mask, L) {
     let denom = p.normal.dot(rays.dir);
     let t = (p.d - p.normal.dot(rays.origin)) / denom;
-    let hit = rays.active()
-        & denom.ne(L::splat(0.0))
-        & t.ge(rays.t_min)
-        & t.le(rays.t_max)
-        & t.lt(L::splat(f32::INFINITY));
+    let hit =
+        rays.active() & denom.ne(L::splat(0.0)) & t.ge(rays.t_min) & t.le(rays.t_max) & t.lt(L::splat(f32::INFINITY));
     (hit, L::select(hit, t, L::splat(f32::INFINITY)))
 }

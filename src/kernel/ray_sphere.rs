@@ -92,12 +92,7 @@ pub fn intersect_scalar(ray: &Ray, s: &Sphere) -> Option<f32> {
 /// Shared lane core: first root of the ray `o + t d`, `t ∈ [t_min, t_max]`, against the
 /// sphere, assuming `o` is already the interval start. Returns (hit, t - t_min, inside).
 #[inline(always)]
-pub(crate) fn first_root<L: Lanes>(
-    o: Vec3x<L>,
-    d: Vec3x<L>,
-    center: Vec3x<L>,
-    radius: L,
-) -> (L::Mask, L, L::Mask) {
+pub(crate) fn first_root<L: Lanes>(o: Vec3x<L>, d: Vec3x<L>, center: Vec3x<L>, radius: L) -> (L::Mask, L, L::Mask) {
     let zero = L::splat(0.0);
     let m = o - center;
     let r2 = radius * radius;

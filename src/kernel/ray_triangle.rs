@@ -54,17 +54,13 @@ pub fn intersect_scalar(ray: &Ray, tri: &Triangle) -> Option<TriHit> {
 
 /// Lanes twin of [`intersect_scalar`]: `(hit, t, u, v)`; misses are `(+inf, 0, 0)`.
 #[inline(always)]
-pub fn intersect_lanes<L: Lanes>(
-    rays: &RayPacket<L>,
-    tri: &TriangleLanes<L>,
-) -> (L::Mask, L, L, L) {
+pub fn intersect_lanes<L: Lanes>(rays: &RayPacket<L>, tri: &TriangleLanes<L>) -> (L::Mask, L, L, L) {
     let inf = L::splat(f32::INFINITY);
     let e1 = tri.v1 - tri.v0;
     let e2 = tri.v2 - tri.v0;
     // Degeneracy, exactly as Triangle::is_degenerate.
     let n2 = e1.cross(e2).length_squared();
-    let bound =
-        L::splat(Triangle::SLIVER * Triangle::SLIVER) * (e1.length_squared() * e2.length_squared());
+    let bound = L::splat(Triangle::SLIVER * Triangle::SLIVER) * (e1.length_squared() * e2.length_squared());
     let solid = n2.gt(bound) & n2.lt(inf) & bound.lt(inf);
     moller_trumbore(rays, tri, e1, e2, solid)
 }
@@ -73,10 +69,7 @@ pub fn intersect_lanes<L: Lanes>(
 /// leaves: degenerate triangles are kept out of them). On a degenerate triangle the result
 /// is unspecified (but never NaN and never a panic).
 #[inline(always)]
-pub fn intersect_lanes_solid<L: Lanes>(
-    rays: &RayPacket<L>,
-    tri: &TriangleLanes<L>,
-) -> (L::Mask, L, L, L) {
+pub fn intersect_lanes_solid<L: Lanes>(rays: &RayPacket<L>, tri: &TriangleLanes<L>) -> (L::Mask, L, L, L) {
     let e1 = tri.v1 - tri.v0;
     let e2 = tri.v2 - tri.v0;
     moller_trumbore(rays, tri, e1, e2, L::Mask::splat(true))
@@ -112,10 +105,5 @@ fn moller_trumbore<L: Lanes>(
         & t.ge(rays.t_min)
         & t.le(rays.t_max)
         & t.lt(inf);
-    (
-        hit,
-        L::select(hit, t, inf),
-        L::select(hit, u, zero),
-        L::select(hit, v, zero),
-    )
+    (hit, L::select(hit, t, inf), L::select(hit, u, zero), L::select(hit, v, zero))
 }

@@ -81,13 +81,7 @@ pub(crate) fn intersect_dir_scalar(p: Vec3, n: Vec3, cap: &Capsule) -> Option<f3
 /// Lane core on raw vectors (capsule `a → b`, radius `r`, assumed valid per lane):
 /// `(hit, t)` for the segment `p → p + n`.
 #[inline(always)]
-pub(crate) fn capsule_raw<L: Lanes>(
-    p: Vec3x<L>,
-    n: Vec3x<L>,
-    a: Vec3x<L>,
-    b: Vec3x<L>,
-    r: L,
-) -> (L::Mask, L) {
+pub(crate) fn capsule_raw<L: Lanes>(p: Vec3x<L>, n: Vec3x<L>, a: Vec3x<L>, b: Vec3x<L>, r: L) -> (L::Mask, L) {
     let zero = L::splat(0.0);
     let one = L::splat(1.0);
     let inf = L::splat(f32::INFINITY);

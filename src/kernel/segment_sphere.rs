@@ -37,11 +37,7 @@ impl Crossings {
 }
 
 fn outward(s: &Sphere, p: Vec3) -> Vec3 {
-    if s.radius > 0.0 {
-        (p - s.center) / s.radius
-    } else {
-        Vec3::ZERO
-    }
+    if s.radius > 0.0 { (p - s.center) / s.radius } else { Vec3::ZERO }
 }
 
 /// Both crossings of the ray's interval with the sphere. The roots are taken in the
@@ -69,10 +65,7 @@ pub fn crossings_scalar(ray: &Ray, s: &Sphere) -> Crossings {
         [r0.min(r1), r0.max(r1)]
     };
     let [enter, exit] = roots.map(|t| {
-        (t >= ray.t_min && t <= ray.t_max && t.is_finite()).then(|| Crossing {
-            t,
-            normal: outward(s, ray.at(t)),
-        })
+        (t >= ray.t_min && t <= ray.t_max && t.is_finite()).then(|| Crossing { t, normal: outward(s, ray.at(t)) })
     });
     Crossings { enter, exit }
 }
@@ -97,12 +90,7 @@ pub struct CrossingsLanes<L: Lanes> {
 impl<L: Lanes> CrossingsLanes<L> {
     /// The scalar result of lane `i`.
     pub fn lane(&self, i: usize) -> Crossings {
-        let pick = |m: L::Mask, t: L, n: &Vec3x<L>| {
-            m.lane(i).then(|| Crossing {
-                t: t.lane(i),
-                normal: n.lane(i),
-            })
-        };
+        let pick = |m: L::Mask, t: L, n: &Vec3x<L>| m.lane(i).then(|| Crossing { t: t.lane(i), normal: n.lane(i) });
         Crossings {
             enter: pick(self.enter, self.t_enter, &self.n_enter),
             exit: pick(self.exit, self.t_exit, &self.n_exit),

@@ -37,10 +37,7 @@ pub struct Aabb {
 
 impl Aabb {
     /// The empty box (`min = +inf`, `max = -inf`): contains nothing, never hit.
-    pub const EMPTY: Aabb = Aabb {
-        min: Vec3::INFINITY,
-        max: Vec3::NEG_INFINITY,
-    };
+    pub const EMPTY: Aabb = Aabb { min: Vec3::INFINITY, max: Vec3::NEG_INFINITY };
 
     /// A box from its corners.
     pub fn new(min: Vec3, max: Vec3) -> Self {
@@ -127,10 +124,7 @@ impl Triangle {
     }
     /// Bounding box.
     pub fn aabb(&self) -> Aabb {
-        Aabb::new(
-            self.v[0].min(self.v[1]).min(self.v[2]),
-            self.v[0].max(self.v[1]).max(self.v[2]),
-        )
+        Aabb::new(self.v[0].min(self.v[1]).min(self.v[2]), self.v[0].max(self.v[1]).max(self.v[2]))
     }
 }
 

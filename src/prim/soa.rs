@@ -29,11 +29,7 @@ pub trait Primitive: Copy + Sized {
     /// The shape if valid, else [`Primitive::never_hit`].
     #[inline]
     fn sanitized(&self) -> Self {
-        if self.is_valid() {
-            *self
-        } else {
-            Self::never_hit()
-        }
+        if self.is_valid() { *self } else { Self::never_hit() }
     }
 }
 
@@ -53,12 +49,7 @@ pub struct Soa<P: Primitive> {
 
 impl<P: Primitive> Default for Soa<P> {
     fn default() -> Self {
-        let mut s = Self {
-            data: Vec::new(),
-            stride: 0,
-            len: 0,
-            _kind: PhantomData,
-        };
+        let mut s = Self { data: Vec::new(), stride: 0, len: 0, _kind: PhantomData };
         s.reserve(0);
         s
     }
@@ -138,11 +129,7 @@ impl<P: Primitive> Soa<P> {
     /// Shape `i` as stored (an invalid input reads back as its never-hit value).
     #[inline]
     pub fn get(&self, i: usize) -> P {
-        assert!(
-            i < self.len,
-            "index {i} out of range for {} shapes",
-            self.len
-        );
+        assert!(i < self.len, "index {i} out of range for {} shapes", self.len);
         let mut buf = [0.0f32; 16];
         for (c, b) in buf.iter_mut().enumerate().take(P::COLUMNS) {
             *b = self.data[c * self.stride + i];
@@ -156,11 +143,7 @@ impl<P: Primitive> Soa<P> {
     /// Shape `i` broadcast to every lane (as stored: already sanitized).
     #[inline(always)]
     pub fn splat_at<L: Lanes>(&self, i: usize) -> P::Lanes<L> {
-        assert!(
-            i < self.len,
-            "index {i} out of range for {} shapes",
-            self.len
-        );
+        assert!(i < self.len, "index {i} out of range for {} shapes", self.len);
         let at = ColumnsAt {
             base: self.data.as_ptr(),
             stride: self.stride,
@@ -176,11 +159,7 @@ impl<P: Primitive> Soa<P> {
     #[inline(always)]
     pub fn lanes<L: Lanes>(&self, i: usize) -> P::Lanes<L> {
         // One check covers every column: each has `stride` values.
-        assert!(
-            i + L::N <= self.stride,
-            "lanes {i}..{} past the block's storage",
-            i + L::N
-        );
+        assert!(i + L::N <= self.stride, "lanes {i}..{} past the block's storage", i + L::N);
         let at = ColumnsAt {
             base: self.data.as_ptr(),
             stride: self.stride,
@@ -192,6 +171,29 @@ impl<P: Primitive> Soa<P> {
         debug_assert_eq!(self.data.len(), P::COLUMNS * self.stride);
         P::load_lanes(&at)
     }
+}
+
+/// Lanes `j..j + N` of a leaf stored "column block" style in `data`: the leaf covering
+/// primitives `first..first + count` keeps its `COLUMNS` columns one after another, each
+/// `count` long, starting at float `first * COLUMNS` (see `scene::KindBvh`). Lanes past
+/// `count` read whatever follows (the next column or leaf): callers mask them off. Panics
+/// if the read would leave `data` (keep `L::N` floats of slack at its end).
+#[inline(always)]
+pub fn leaf_lanes<P: Primitive, L: Lanes>(data: &[f32], first: usize, count: usize, j: usize) -> P::Lanes<L> {
+    let base = first * P::COLUMNS;
+    assert!(
+        base + (P::COLUMNS - 1) * count + j + L::N <= data.len(),
+        "leaf {first}+{count} lanes {j}.. past its storage"
+    );
+    let at = ColumnsAt {
+        base: data[base..].as_ptr(),
+        stride: count,
+        cols: P::COLUMNS,
+        i: j,
+        splat: false,
+        _data: PhantomData,
+    };
+    P::load_lanes(&at)
 }
 
 /// A position `i` in a block's columns, checked by [`Soa::lanes`] to leave `N` readable
@@ -213,16 +215,13 @@ impl ColumnsAt<'_> {
     pub fn get<L: Lanes>(&self, c: usize) -> L {
         // `cols` is the kind's constant COLUMNS, so after inlining this check folds away.
         assert!(c < self.cols, "column {c} of {}", self.cols);
-        // SAFETY: `Soa::lanes` asserted `i + N <= stride` (`Soa::splat_at`: `i < len <=
-        // stride`), and the buffer holds `cols * stride` values, so the `N` values (or the one
-        // value) read from `c * stride + i` are inside it for `c < cols`.
+        // SAFETY: every constructor checked that `c * stride + i + N` stays inside the buffer
+        // for all `c < cols`: `Soa::lanes` asserted `i + N <= stride` with `cols * stride`
+        // values; `Soa::splat_at` asserted `i < len <= stride` (one value read); `leaf_lanes`
+        // asserted `(cols - 1) * stride + i + N <= len` from its base.
         unsafe {
             let p = self.base.add(c * self.stride + self.i);
-            if self.splat {
-                L::splat(p.read())
-            } else {
-                L::load_ptr(p)
-            }
+            if self.splat { L::splat(p.read()) } else { L::load_ptr(p) }
         }
     }
     /// Lanes of columns `c, c + 1, c + 2` as a vector.
@@ -254,10 +253,7 @@ impl<L: Lanes> SphereLanes<L> {
     pub fn new(center: Vec3x<L>, radius: L) -> Self {
         let ok = center.is_finite() & radius.is_finite() & radius.ge(L::splat(0.0));
         let nan = L::splat(f32::NAN);
-        Self {
-            center: Vec3x::select(ok, center, Vec3x::new(nan, nan, nan)),
-            radius: L::select(ok, radius, nan),
-        }
+        Self { center: Vec3x::select(ok, center, Vec3x::new(nan, nan, nan)), radius: L::select(ok, radius, nan) }
     }
     /// The same sphere in every lane.
     pub fn splat(s: &Sphere) -> Self {
@@ -295,18 +291,12 @@ impl Primitive for Sphere {
     }
     #[inline(always)]
     fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> SphereLanes<L> {
-        SphereLanes {
-            center: cols.vec3(0),
-            radius: cols.get(3),
-        }
+        SphereLanes { center: cols.vec3(0), radius: cols.get(3) }
     }
     #[inline(always)]
     fn splat_lanes<L: Lanes>(&self) -> SphereLanes<L> {
         let s = self.sanitized();
-        SphereLanes {
-            center: Vec3x::splat(s.center),
-            radius: L::splat(s.radius),
-        }
+        SphereLanes { center: Vec3x::splat(s.center), radius: L::splat(s.radius) }
     }
 }
 
@@ -322,8 +312,7 @@ pub struct AabbLanes<L: Lanes> {
 impl<L: Lanes> AabbLanes<L> {
     /// From lanes; lanes with non-finite corners or `min > max` become the empty box.
     pub fn new(min: Vec3x<L>, max: Vec3x<L>) -> Self {
-        let ok =
-            min.is_finite() & max.is_finite() & min.x.le(max.x) & min.y.le(max.y) & min.z.le(max.z);
+        let ok = min.is_finite() & max.is_finite() & min.x.le(max.x) & min.y.le(max.y) & min.z.le(max.z);
         Self {
             min: Vec3x::select(ok, min, Vec3x::splat(Vec3::INFINITY)),
             max: Vec3x::select(ok, max, Vec3x::splat(Vec3::NEG_INFINITY)),
@@ -365,18 +354,12 @@ impl Primitive for Aabb {
     }
     #[inline(always)]
     fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> AabbLanes<L> {
-        AabbLanes {
-            min: cols.vec3(0),
-            max: cols.vec3(3),
-        }
+        AabbLanes { min: cols.vec3(0), max: cols.vec3(3) }
     }
     #[inline(always)]
     fn splat_lanes<L: Lanes>(&self) -> AabbLanes<L> {
         let b = self.sanitized();
-        AabbLanes {
-            min: Vec3x::splat(b.min),
-            max: Vec3x::splat(b.max),
-        }
+        AabbLanes { min: Vec3x::splat(b.min), max: Vec3x::splat(b.max) }
     }
 }
 
@@ -395,11 +378,7 @@ impl<L: Lanes> TriangleLanes<L> {
     pub fn new(v0: Vec3x<L>, v1: Vec3x<L>, v2: Vec3x<L>) -> Self {
         let ok = v0.is_finite() & v1.is_finite() & v2.is_finite();
         let nan = Vec3x::splat(Vec3::NAN);
-        Self {
-            v0: Vec3x::select(ok, v0, nan),
-            v1: Vec3x::select(ok, v1, nan),
-            v2: Vec3x::select(ok, v2, nan),
-        }
+        Self { v0: Vec3x::select(ok, v0, nan), v1: Vec3x::select(ok, v1, nan), v2: Vec3x::select(ok, v2, nan) }
     }
     /// The same triangle in every lane.
     pub fn splat(t: &Triangle) -> Self {
@@ -434,20 +413,12 @@ impl Primitive for Triangle {
     }
     #[inline(always)]
     fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> TriangleLanes<L> {
-        TriangleLanes {
-            v0: cols.vec3(0),
-            v1: cols.vec3(3),
-            v2: cols.vec3(6),
-        }
+        TriangleLanes { v0: cols.vec3(0), v1: cols.vec3(3), v2: cols.vec3(6) }
     }
     #[inline(always)]
     fn splat_lanes<L: Lanes>(&self) -> TriangleLanes<L> {
         let t = self.sanitized();
-        TriangleLanes {
-            v0: Vec3x::splat(t.v[0]),
-            v1: Vec3x::splat(t.v[1]),
-            v2: Vec3x::splat(t.v[2]),
-        }
+        TriangleLanes { v0: Vec3x::splat(t.v[0]), v1: Vec3x::splat(t.v[1]), v2: Vec3x::splat(t.v[2]) }
     }
 }
 
@@ -465,10 +436,7 @@ impl<L: Lanes> PlaneLanes<L> {
     pub fn new(normal: Vec3x<L>, d: L) -> Self {
         let ok = normal.is_finite() & d.is_finite() & normal.length_squared().gt(L::splat(0.0));
         let nan = L::splat(f32::NAN);
-        Self {
-            normal: Vec3x::select(ok, normal, Vec3x::new(nan, nan, nan)),
-            d: L::select(ok, d, nan),
-        }
+        Self { normal: Vec3x::select(ok, normal, Vec3x::new(nan, nan, nan)), d: L::select(ok, d, nan) }
     }
     /// The same plane in every lane.
     pub fn splat(p: &Plane) -> Self {
@@ -498,18 +466,12 @@ impl Primitive for Plane {
     }
     #[inline(always)]
     fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> PlaneLanes<L> {
-        PlaneLanes {
-            normal: cols.vec3(0),
-            d: cols.get(3),
-        }
+        PlaneLanes { normal: cols.vec3(0), d: cols.get(3) }
     }
     #[inline(always)]
     fn splat_lanes<L: Lanes>(&self) -> PlaneLanes<L> {
         let p = self.sanitized();
-        PlaneLanes {
-            normal: Vec3x::splat(p.normal),
-            d: L::splat(p.d),
-        }
+        PlaneLanes { normal: Vec3x::splat(p.normal), d: L::splat(p.d) }
     }
 }
 
@@ -563,20 +525,12 @@ impl Primitive for Capsule {
     }
     #[inline(always)]
     fn load_lanes<L: Lanes>(cols: &ColumnsAt<'_>) -> CapsuleLanes<L> {
-        CapsuleLanes {
-            a: cols.vec3(0),
-            b: cols.vec3(3),
-            radius: cols.get(6),
-        }
+        CapsuleLanes { a: cols.vec3(0), b: cols.vec3(3), radius: cols.get(6) }
     }
     #[inline(always)]
     fn splat_lanes<L: Lanes>(&self) -> CapsuleLanes<L> {
         let c = self.sanitized();
-        CapsuleLanes {
-            a: Vec3x::splat(c.a),
-            b: Vec3x::splat(c.b),
-            radius: L::splat(c.radius),
-        }
+        CapsuleLanes { a: Vec3x::splat(c.a), b: Vec3x::splat(c.b), radius: L::splat(c.radius) }
     }
 }
 
@@ -595,9 +549,6 @@ mod tests {
             assert!(l.radius().lane(7).is_nan());
         }
         let past = std::panic::catch_unwind(|| s.lanes::<F32x8>(s.padded_len() + 1));
-        assert!(
-            past.is_err(),
-            "loading past the storage must panic, not read out of bounds"
-        );
+        assert!(past.is_err(), "loading past the storage must panic, not read out of bounds");
     }
 }

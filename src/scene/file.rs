@@ -78,8 +78,8 @@ pub struct SceneFile {
 
 /// Reads and parses a scene file; mesh paths are relative to the file's directory.
 pub fn load_scene_file(path: &Path) -> Result<SceneFile, SceneError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| SceneError::file(path, format!("cannot read scene file: {e}")))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| SceneError::file(path, format!("cannot read scene file: {e}")))?;
     parse_scene(&text, path, path.parent().unwrap_or(Path::new("")))
 }
 
@@ -107,9 +107,7 @@ pub fn parse_scene(text: &str, name: &Path, base_dir: &Path) -> Result<SceneFile
         let key_span = key.span();
         match (kind, value.get_ref()) {
             (Some(k), DeValue::Array(_)) if k != Kind::Camera => {
-                let DeValue::Array(a) = value.into_inner() else {
-                    unreachable!()
-                };
+                let DeValue::Array(a) = value.into_inner() else { unreachable!() };
                 for e in a.iter() {
                     items.push(Item {
                         start: e.span().start,
@@ -140,33 +138,20 @@ pub fn parse_scene(text: &str, name: &Path, base_dir: &Path) -> Result<SceneFile
             What::Unknown(k) => {
                 return Err(cx.at(
                     &item.key_span,
-                    format!(
-                        "unknown key `{k}` (expected camera, sphere, box, triangle, mesh, plane or generate)"
-                    ),
+                    format!("unknown key `{k}` (expected camera, sphere, box, triangle, mesh, plane or generate)"),
                 ));
             }
             What::NotArray(k) => {
-                return Err(cx.at(
-                    &item.key_span,
-                    format!(
-                        "`{0}` must be an array of tables (`[[{0}]]` entries)",
-                        k.key()
-                    ),
-                ));
+                return Err(
+                    cx.at(&item.key_span, format!("`{0}` must be an array of tables (`[[{0}]]` entries)", k.key()))
+                );
             }
             What::Camera => camera = Some(cx.camera(&item.value)?),
             What::Entry(k) => cx.entry(k, &item.value, &mut builder, base_dir)?,
         }
     }
-    let name = name
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| name.display().to_string());
-    Ok(SceneFile {
-        builder,
-        camera,
-        name,
-    })
+    let name = name.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.display().to_string());
+    Ok(SceneFile { builder, camera, name })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,15 +166,8 @@ enum Kind {
 }
 
 impl Kind {
-    const ALL: [Kind; 7] = [
-        Kind::Camera,
-        Kind::Sphere,
-        Kind::Box,
-        Kind::Triangle,
-        Kind::Mesh,
-        Kind::Plane,
-        Kind::Generate,
-    ];
+    const ALL: [Kind; 7] =
+        [Kind::Camera, Kind::Sphere, Kind::Box, Kind::Triangle, Kind::Mesh, Kind::Plane, Kind::Generate];
     fn key(self) -> &'static str {
         match self {
             Kind::Camera => "camera",
@@ -313,15 +291,10 @@ impl<'de> Deserialize<'de> for Scale {
             fn visit_u64<E>(self, v: u64) -> Result<Scale, E> {
                 Ok(Scale([v as f32; 3]))
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Scale, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Scale, A::Error> {
                 let mut s = [0.0f32; 3];
                 for (i, x) in s.iter_mut().enumerate() {
-                    *x = seq
-                        .next_element()?
-                        .ok_or_else(|| serde::de::Error::invalid_length(i, &self))?;
+                    *x = seq.next_element()?.ok_or_else(|| serde::de::Error::invalid_length(i, &self))?;
                 }
                 if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
                     return Err(serde::de::Error::invalid_length(4, &self));
@@ -369,17 +342,10 @@ impl Cx<'_> {
     }
 
     /// The table of an entry (or an error at the entry).
-    fn table<'v, 'i>(
-        &self,
-        kind: Kind,
-        value: &'v Spanned<DeValue<'i>>,
-    ) -> Result<&'v DeTable<'i>, SceneError> {
+    fn table<'v, 'i>(&self, kind: Kind, value: &'v Spanned<DeValue<'i>>) -> Result<&'v DeTable<'i>, SceneError> {
         match value.get_ref() {
             DeValue::Table(t) => Ok(t),
-            _ => Err(self.at(
-                &value.span(),
-                format!("a `{}` entry must be a table", kind.key()),
-            )),
+            _ => Err(self.at(&value.span(), format!("a `{}` entry must be a table", kind.key()))),
         }
     }
 
@@ -394,9 +360,9 @@ impl Cx<'_> {
         let table = self.table(kind, value)?;
         T::deserialize(ValueDeserializer::from(value.clone())).map_err(|e| {
             let span = e.span().unwrap_or(value.span());
-            let key = table.iter().find(|(k, v)| {
-                k.span() != span && v.span().start <= span.start && span.end <= v.span().end
-            });
+            let key = table
+                .iter()
+                .find(|(k, v)| k.span() != span && v.span().start <= span.start && span.end <= v.span().end);
             let what = match key {
                 Some((k, _)) => format!("{label} `{}`", k.get_ref()),
                 None => label.to_string(),
@@ -414,20 +380,11 @@ impl Cx<'_> {
     }
 
     /// Checks that numbers are finite; the error points at `key`.
-    fn finite(
-        &self,
-        value: &Spanned<DeValue<'_>>,
-        kind: Kind,
-        key: &str,
-        v: &[f32],
-    ) -> Result<(), SceneError> {
+    fn finite(&self, value: &Spanned<DeValue<'_>>, kind: Kind, key: &str, v: &[f32]) -> Result<(), SceneError> {
         if v.iter().all(|x| x.is_finite()) {
             Ok(())
         } else {
-            Err(self.at(
-                &self.field(value, key),
-                format!("{} `{key}` must be finite, got {v:?}", kind.key()),
-            ))
+            Err(self.at(&self.field(value, key), format!("{} `{key}` must be finite, got {v:?}", kind.key())))
         }
     }
 
@@ -482,10 +439,7 @@ impl Cx<'_> {
                 if (0..3).any(|k| e.min[k] > e.max[k]) {
                     return Err(self.at(
                         &self.field(value, "min"),
-                        format!(
-                            "box min must be <= max on every axis, got min {:?}, max {:?}",
-                            e.min, e.max
-                        ),
+                        format!("box min must be <= max on every axis, got min {:?}, max {:?}", e.min, e.max),
                     ));
                 }
                 b.add_box(Aabb::new(e.min.into(), e.max.into()))
@@ -514,9 +468,8 @@ impl Cx<'_> {
                 self.finite(value, kind, "rotate_deg", &m.rotate_deg)?;
                 self.finite(value, kind, "translate", &m.translate)?;
                 let path = base_dir.join(&m.path);
-                let mut mesh = load_mesh(&path).map_err(|e| {
-                    self.at(&self.field(value, "path"), format!("cannot load mesh: {e}"))
-                })?;
+                let mut mesh = load_mesh(&path)
+                    .map_err(|e| self.at(&self.field(value, "path"), format!("cannot load mesh: {e}")))?;
                 let xf = MeshTransform {
                     scale: m.scale.0.into(),
                     rotate_deg: m.rotate_deg.into(),
@@ -538,42 +491,31 @@ impl Cx<'_> {
             Kind::Camera => unreachable!("the camera is not a geometry"),
         };
         added.map(|_| ()).map_err(|e| match e {
-            SceneError::InvalidShape { what, .. } => {
-                self.at(&value.span(), format!("{}: {what}", kind.key()))
-            }
+            SceneError::InvalidShape { what, .. } => self.at(&value.span(), format!("{}: {what}", kind.key())),
             e => e,
         })
     }
 
     fn generator(&self, value: &Spanned<DeValue<'_>>) -> Result<Generator, SceneError> {
         let table = self.table(Kind::Generate, value)?;
-        let kind_value = table
-            .get("kind")
-            .ok_or_else(|| self.at(&value.span(), "generate: missing field `kind`"))?;
+        let kind_value = table.get("kind").ok_or_else(|| self.at(&value.span(), "generate: missing field `kind`"))?;
         let DeValue::String(kind) = kind_value.get_ref() else {
-            return Err(self.at(
-                &kind_value.span(),
-                "generate `kind` must be a string (\"terrain\", \"city\" or \"spheres\")",
-            ));
+            return Err(
+                self.at(&kind_value.span(), "generate `kind` must be a string (\"terrain\", \"city\" or \"spheres\")")
+            );
         };
         // The parameters are the other keys.
         let mut params = table.clone();
         params.remove("kind");
         let params = Spanned::new(value.span(), DeValue::Table(params));
         Ok(match kind.as_ref() {
-            "terrain" => {
-                Generator::Terrain(self.decode(Kind::Generate, "terrain generator", &params)?)
-            }
+            "terrain" => Generator::Terrain(self.decode(Kind::Generate, "terrain generator", &params)?),
             "city" => Generator::City(self.decode(Kind::Generate, "city generator", &params)?),
-            "spheres" => {
-                Generator::Spheres(self.decode(Kind::Generate, "spheres generator", &params)?)
-            }
+            "spheres" => Generator::Spheres(self.decode(Kind::Generate, "spheres generator", &params)?),
             other => {
                 return Err(self.at(
                     &kind_value.span(),
-                    format!(
-                        "unknown generate kind `{other}` (expected \"terrain\", \"city\" or \"spheres\")"
-                    ),
+                    format!("unknown generate kind `{other}` (expected \"terrain\", \"city\" or \"spheres\")"),
                 ));
             }
         })
@@ -581,12 +523,7 @@ impl Cx<'_> {
 
     /// A generator parameter error at the offending key; when that key is not written (its
     /// default clashes with another key), at the key it clashes with, else at the entry.
-    fn param_error(
-        &self,
-        value: &Spanned<DeValue<'_>>,
-        g: &Generator,
-        e: ParamError,
-    ) -> SceneError {
+    fn param_error(&self, value: &Spanned<DeValue<'_>>, g: &Generator, e: ParamError) -> SceneError {
         let partner = match e.key {
             "max_height" => "min_height",
             "min_height" => "max_height",
@@ -598,10 +535,7 @@ impl Cx<'_> {
         };
         let written = |k: &str| matches!(value.get_ref(), DeValue::Table(t) if t.contains_key(k));
         let key = if written(e.key) { e.key } else { partner };
-        self.at(
-            &self.field(value, key),
-            format!("{} generator `{}` {}", g.kind(), e.key, e.message),
-        )
+        self.at(&self.field(value, key), format!("{} generator `{}` {}", g.kind(), e.key, e.message))
     }
 }
 
@@ -619,11 +553,7 @@ pub struct MeshTransform {
 
 impl Default for MeshTransform {
     fn default() -> Self {
-        Self {
-            scale: Vec3::ONE,
-            rotate_deg: Vec3::ZERO,
-            translate: Vec3::ZERO,
-        }
+        Self { scale: Vec3::ONE, rotate_deg: Vec3::ZERO, translate: Vec3::ZERO }
     }
 }
 

@@ -89,18 +89,11 @@ impl std::fmt::Display for ParamError {
 impl std::error::Error for ParamError {}
 
 fn bad(key: &'static str, message: impl Into<String>) -> ParamError {
-    ParamError {
-        key,
-        message: message.into(),
-    }
+    ParamError { key, message: message.into() }
 }
 
 fn finite(key: &'static str, v: &[f32]) -> Result<(), ParamError> {
-    if v.iter().all(|x| x.is_finite()) {
-        Ok(())
-    } else {
-        Err(bad(key, format!("must be finite, got {v:?}")))
-    }
+    if v.iter().all(|x| x.is_finite()) { Ok(()) } else { Err(bad(key, format!("must be finite, got {v:?}"))) }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -151,23 +144,14 @@ impl TerrainParams {
             return Err(bad("size", format!("must be > 0, got {:?}", self.size)));
         }
         if !(1..=MAX_TERRAIN_RESOLUTION).contains(&self.resolution) {
-            return Err(bad(
-                "resolution",
-                format!(
-                    "must be 1 to {MAX_TERRAIN_RESOLUTION}, got {}",
-                    self.resolution
-                ),
-            ));
+            return Err(bad("resolution", format!("must be 1 to {MAX_TERRAIN_RESOLUTION}, got {}", self.resolution)));
         }
         finite("height", &[self.height])?;
         if self.height < 0.0 {
             return Err(bad("height", format!("must be >= 0, got {}", self.height)));
         }
         if !(1..=MAX_TERRAIN_OCTAVES).contains(&self.octaves) {
-            return Err(bad(
-                "octaves",
-                format!("must be 1 to {MAX_TERRAIN_OCTAVES}, got {}", self.octaves),
-            ));
+            return Err(bad("octaves", format!("must be 1 to {MAX_TERRAIN_OCTAVES}, got {}", self.octaves)));
         }
         if let Some(w) = self.wavelength {
             finite("wavelength", &[w])?;
@@ -179,16 +163,13 @@ impl TerrainParams {
     }
     /// The wavelength actually used (the given one or the default).
     pub fn effective_wavelength(&self) -> f32 {
-        self.wavelength
-            .unwrap_or(0.5 * self.size[0].min(self.size[1]))
+        self.wavelength.unwrap_or(0.5 * self.size[0].min(self.size[1]))
     }
 }
 
 /// Hashes integers to a 64-bit value with SplitMix64 steps.
 fn hash(parts: &[u64]) -> u64 {
-    parts
-        .iter()
-        .fold(0x243F_6A88_85A3_08D3, |h, &p| Rng::new(h ^ p).next_u64())
+    parts.iter().fold(0x243F_6A88_85A3_08D3, |h, &p| Rng::new(h ^ p).next_u64())
 }
 
 /// Value noise at lattice point `(ix, iz)` of one octave, uniform in `[0, 1)`.
@@ -240,11 +221,8 @@ pub fn terrain(p: &TerrainParams) -> Result<MeshData, ParamError> {
             positions.push([x0 + x, fbm(p.seed, p.octaves, wavelength, x, z), z0 + z]);
         }
     }
-    let (lo, hi) = positions
-        .iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v[1]), hi.max(v[1]))
-        });
+    let (lo, hi) =
+        positions.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), v| (lo.min(v[1]), hi.max(v[1])));
     let scale = if hi > lo { p.height / (hi - lo) } else { 0.0 };
     for v in &mut positions {
         v[1] = oy + (v[1] - lo) * scale;
@@ -309,10 +287,7 @@ impl CityParams {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ParamError> {
         if self.blocks.contains(&0) {
-            return Err(bad(
-                "blocks",
-                format!("must be >= 1 each, got {:?}", self.blocks),
-            ));
+            return Err(bad("blocks", format!("must be >= 1 each, got {:?}", self.blocks)));
         }
         if self.lots == 0 {
             return Err(bad("lots", "must be >= 1, got 0"));
@@ -320,17 +295,11 @@ impl CityParams {
         let boxes = self.box_count();
         if boxes > MAX_CITY_BOXES {
             let key = if self.lots > 1 { "lots" } else { "blocks" };
-            return Err(bad(
-                key,
-                format!("blocks × lots² = {boxes} buildings; at most {MAX_CITY_BOXES}"),
-            ));
+            return Err(bad(key, format!("blocks × lots² = {boxes} buildings; at most {MAX_CITY_BOXES}")));
         }
         finite("block_size", &[self.block_size])?;
         if self.block_size <= 0.0 {
-            return Err(bad(
-                "block_size",
-                format!("must be > 0, got {}", self.block_size),
-            ));
+            return Err(bad("block_size", format!("must be > 0, got {}", self.block_size)));
         }
         finite("street", &[self.street])?;
         if self.street < 0.0 {
@@ -338,19 +307,13 @@ impl CityParams {
         }
         finite("min_height", &[self.min_height])?;
         if self.min_height < 0.0 {
-            return Err(bad(
-                "min_height",
-                format!("must be >= 0, got {}", self.min_height),
-            ));
+            return Err(bad("min_height", format!("must be >= 0, got {}", self.min_height)));
         }
         finite("max_height", &[self.max_height])?;
         if self.max_height < self.min_height {
             return Err(bad(
                 "max_height",
-                format!(
-                    "must be >= min_height ({}), got {}",
-                    self.min_height, self.max_height
-                ),
+                format!("must be >= min_height ({}), got {}", self.min_height, self.max_height),
             ));
         }
         finite("origin", &self.origin)
@@ -421,13 +384,7 @@ pub struct SpheresParams {
 
 impl Default for SpheresParams {
     fn default() -> Self {
-        Self {
-            seed: 0,
-            count: 100,
-            min: [-10.0, 0.0, -10.0],
-            max: [10.0, 10.0, 10.0],
-            radius: [0.2, 1.0],
-        }
+        Self { seed: 0, count: 100, min: [-10.0, 0.0, -10.0], max: [10.0, 10.0, 10.0], radius: [0.2, 1.0] }
     }
 }
 
@@ -435,29 +392,20 @@ impl SpheresParams {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ParamError> {
         if self.count > MAX_SPHERES {
-            return Err(bad(
-                "count",
-                format!("must be at most {MAX_SPHERES}, got {}", self.count),
-            ));
+            return Err(bad("count", format!("must be at most {MAX_SPHERES}, got {}", self.count)));
         }
         finite("min", &self.min)?;
         finite("max", &self.max)?;
         if (0..3).any(|k| self.min[k] > self.max[k]) {
             return Err(bad(
                 "max",
-                format!(
-                    "must be >= min on every axis, got min {:?}, max {:?}",
-                    self.min, self.max
-                ),
+                format!("must be >= min on every axis, got min {:?}, max {:?}", self.min, self.max),
             ));
         }
         finite("radius", &self.radius)?;
         let [r0, r1] = self.radius;
         if !(0.0 <= r0 && r0 <= r1) {
-            return Err(bad(
-                "radius",
-                format!("needs 0 <= rmin <= rmax, got [{r0}, {r1}]"),
-            ));
+            return Err(bad("radius", format!("needs 0 <= rmin <= rmax, got [{r0}, {r1}]")));
         }
         Ok(())
     }
@@ -471,11 +419,7 @@ pub fn spheres(p: &SpheresParams) -> Result<Vec<Sphere>, ParamError> {
     let (lo, hi) = (p.min, p.max);
     Ok((0..p.count)
         .map(|_| {
-            let c = Vec3::new(
-                rng.range(lo[0], hi[0]),
-                rng.range(lo[1], hi[1]),
-                rng.range(lo[2], hi[2]),
-            );
+            let c = Vec3::new(rng.range(lo[0], hi[0]), rng.range(lo[1], hi[1]), rng.range(lo[2], hi[2]));
             Sphere::new(c, rng.range(p.radius[0], p.radius[1]))
         })
         .collect())
@@ -546,12 +490,7 @@ mod tests {
 
     #[test]
     fn terrain_shape_and_range() {
-        let p = TerrainParams {
-            resolution: 16,
-            height: 5.0,
-            origin: [1.0, 2.0, 3.0],
-            ..Default::default()
-        };
+        let p = TerrainParams { resolution: 16, height: 5.0, origin: [1.0, 2.0, 3.0], ..Default::default() };
         let m = terrain(&p).unwrap();
         assert_eq!(m.positions.len(), 17 * 17);
         assert_eq!(m.indices.len(), 2 * 16 * 16);
@@ -569,11 +508,7 @@ mod tests {
 
     #[test]
     fn city_layout() {
-        let p = CityParams {
-            blocks: [2, 3],
-            lots: 1,
-            ..Default::default()
-        };
+        let p = CityParams { blocks: [2, 3], lots: 1, ..Default::default() };
         let b = city(&p).unwrap();
         assert_eq!(b.len(), 6);
         for a in &b {
@@ -588,10 +523,7 @@ mod tests {
 
     #[test]
     fn spheres_in_region() {
-        let p = SpheresParams {
-            count: 1000,
-            ..Default::default()
-        };
+        let p = SpheresParams { count: 1000, ..Default::default() };
         let s = spheres(&p).unwrap();
         assert_eq!(s.len(), 1000);
         for s in &s {
@@ -603,31 +535,13 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_their_key() {
-        let e = terrain(&TerrainParams {
-            resolution: 0,
-            ..Default::default()
-        })
-        .unwrap_err();
+        let e = terrain(&TerrainParams { resolution: 0, ..Default::default() }).unwrap_err();
         assert_eq!(e.key, "resolution");
-        let e = city(&CityParams {
-            min_height: 10.0,
-            max_height: 1.0,
-            ..Default::default()
-        })
-        .unwrap_err();
+        let e = city(&CityParams { min_height: 10.0, max_height: 1.0, ..Default::default() }).unwrap_err();
         assert_eq!(e.key, "max_height");
-        let e = spheres(&SpheresParams {
-            radius: [-1.0, 1.0],
-            ..Default::default()
-        })
-        .unwrap_err();
+        let e = spheres(&SpheresParams { radius: [-1.0, 1.0], ..Default::default() }).unwrap_err();
         assert_eq!(e.key, "radius");
-        let e = city(&CityParams {
-            blocks: [100_000, 100_000],
-            lots: 1,
-            ..Default::default()
-        })
-        .unwrap_err();
+        let e = city(&CityParams { blocks: [100_000, 100_000], lots: 1, ..Default::default() }).unwrap_err();
         assert_eq!(e.key, "blocks");
     }
 }

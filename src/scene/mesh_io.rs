@@ -48,9 +48,7 @@ impl MeshData {
     }
     /// Box around all positions ([`Aabb::EMPTY`] when there are none).
     pub fn bounds(&self) -> Aabb {
-        self.positions
-            .iter()
-            .fold(Aabb::EMPTY, |b, p| b.grow(Vec3::from(*p)))
+        self.positions.iter().fold(Aabb::EMPTY, |b, p| b.grow(Vec3::from(*p)))
     }
 }
 
@@ -68,16 +66,10 @@ pub fn load_mesh(path: &Path) -> Result<MeshData, SceneError> {
         Some(e) if e.eq_ignore_ascii_case("obj") => Format::Obj,
         Some(e) if e.eq_ignore_ascii_case("ply") => Format::Ply,
         Some(e) => {
-            return Err(SceneError::file(
-                path,
-                format!("unsupported mesh format `.{e}` (expected .obj or .ply)"),
-            ));
+            return Err(SceneError::file(path, format!("unsupported mesh format `.{e}` (expected .obj or .ply)")));
         }
         None => {
-            return Err(SceneError::file(
-                path,
-                "no file extension to pick a mesh format by (expected .obj or .ply)",
-            ));
+            return Err(SceneError::file(path, "no file extension to pick a mesh format by (expected .obj or .ply)"));
         }
     };
     let file = File::open(path).map_err(|e| SceneError::file(path, format!("cannot open: {e}")))?;
@@ -93,11 +85,10 @@ impl SceneBuilder {
     /// Prim ids are triangle indices in file order (after fan triangulation).
     pub fn add_mesh_file(&mut self, path: &Path) -> Result<u32, SceneError> {
         let mesh = load_mesh(path)?;
-        self.add_mesh(&mesh.positions, &mesh.indices)
-            .map_err(|e| match e {
-                SceneError::InvalidShape { what, .. } => SceneError::file(path, what),
-                e => e,
-            })
+        self.add_mesh(&mesh.positions, &mesh.indices).map_err(|e| match e {
+            SceneError::InvalidShape { what, .. } => SceneError::file(path, what),
+            e => e,
+        })
     }
 }
 
@@ -119,20 +110,14 @@ pub fn mesh_from_obj_reader(reader: impl BufRead, path: &Path) -> Result<MeshDat
         ..Default::default()
     };
     // Material libraries are never requested: the filter drops `mtllib` lines.
-    let loaded = tobj::load_obj_buf(&mut filter, &options, |_| {
-        Err(tobj::LoadError::GenericFailure)
-    });
+    let loaded = tobj::load_obj_buf(&mut filter, &options, |_| Err(tobj::LoadError::GenericFailure));
     let models = match loaded {
         Ok((models, _materials)) => models,
         Err(e) => {
             return Err(match filter.error.take() {
                 Some((line, message)) => SceneError::at(path, format!("line {line}"), message),
                 None if filter.eof => SceneError::file(path, format!("OBJ parse error: {e}")),
-                None => SceneError::at(
-                    path,
-                    format!("line {}", filter.line),
-                    format!("OBJ parse error: {e}"),
-                ),
+                None => SceneError::at(path, format!("line {}", filter.line), format!("OBJ parse error: {e}")),
             });
         }
     };
@@ -144,16 +129,12 @@ pub fn mesh_from_obj_reader(reader: impl BufRead, path: &Path) -> Result<MeshDat
         let too_many = || SceneError::file(path, "more than 2^32 vertices");
         let offset = u32::try_from(base).map_err(|_| too_many())?;
         u32::try_from(base + m.positions.len() / 3).map_err(|_| too_many())?;
-        mesh.positions
-            .extend(m.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
+        mesh.positions.extend(m.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]));
         for t in m.indices.chunks_exact(3) {
             let tri = [t[0] + offset, t[1] + offset, t[2] + offset];
             if tri.iter().any(|&i| i as usize >= mesh.positions.len()) {
                 // tobj guarantees this; checked anyway so bad data can never reach the builder.
-                return Err(SceneError::file(
-                    path,
-                    "OBJ loader produced an index out of range",
-                ));
+                return Err(SceneError::file(path, "OBJ loader produced an index out of range"));
             }
             mesh.indices.push(tri);
         }
@@ -162,17 +143,11 @@ pub fn mesh_from_obj_reader(reader: impl BufRead, path: &Path) -> Result<MeshDat
     if let Some(p) = mesh.positions.iter().find(|p| !Vec3::from(**p).is_finite()) {
         return Err(SceneError::file(
             path,
-            format!(
-                "a vertex is not finite after dividing by its w: ({}, {}, {})",
-                p[0], p[1], p[2]
-            ),
+            format!("a vertex is not finite after dividing by its w: ({}, {}, {})", p[0], p[1], p[2]),
         ));
     }
     if mesh.indices.is_empty() {
-        return Err(SceneError::file(
-            path,
-            "no faces: the file holds no triangles",
-        ));
+        return Err(SceneError::file(path, "no faces: the file holds no triangles"));
     }
     Ok(mesh)
 }
@@ -229,10 +204,7 @@ impl<R: BufRead> ObjFilter<R> {
             self.line += 1;
             if let Err(message) = self.transform() {
                 self.error = Some((self.line, message));
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "invalid OBJ line",
-                ));
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "invalid OBJ line"));
             }
             if !self.out.is_empty() {
                 return Ok(true);
@@ -248,24 +220,12 @@ impl<R: BufRead> ObjFilter<R> {
     }
 
     fn transform_line(&mut self, raw: &[u8]) -> Result<(), String> {
-        let raw = if self.line == 1 {
-            raw.strip_prefix("\u{feff}".as_bytes()).unwrap_or(raw)
-        } else {
-            raw
-        };
-        let mut words = raw
-            .split(|b| b.is_ascii_whitespace())
-            .filter(|w| !w.is_empty());
+        let raw = if self.line == 1 { raw.strip_prefix("\u{feff}".as_bytes()).unwrap_or(raw) } else { raw };
+        let mut words = raw.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty());
         match words.next() {
             Some(b"v") => {
-                let text = std::str::from_utf8(raw)
-                    .map_err(|_| "vertex line is not valid UTF-8".to_string())?;
-                let c: Vec<f32> = text
-                    .split_whitespace()
-                    .skip(1)
-                    .take(3)
-                    .map_while(|w| w.parse().ok())
-                    .collect();
+                let text = std::str::from_utf8(raw).map_err(|_| "vertex line is not valid UTF-8".to_string())?;
+                let c: Vec<f32> = text.split_whitespace().skip(1).take(3).map_while(|w| w.parse().ok()).collect();
                 // Unparsable coordinates are left to tobj, which reports them on this line.
                 if c.len() == 3 && c.iter().any(|x| !x.is_finite()) {
                     return Err(format!(
@@ -287,25 +247,13 @@ impl<R: BufRead> ObjFilter<R> {
                 let mut count = 0;
                 for word in words {
                     let v = word.split(|&b| b == b'/').next().unwrap_or_default();
-                    let idx: i64 = std::str::from_utf8(v)
-                        .ok()
-                        .and_then(|s| s.parse().ok())
-                        .ok_or_else(|| {
-                            format!(
-                                "face {face} has a malformed vertex reference `{}`",
-                                String::from_utf8_lossy(word)
-                            )
-                        })?;
+                    let idx: i64 = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok()).ok_or_else(|| {
+                        format!("face {face} has a malformed vertex reference `{}`", String::from_utf8_lossy(word))
+                    })?;
                     let n = self.vertices as i64;
-                    let abs = if idx < 0 {
-                        n.checked_add(idx).map_or(0, |a| a + 1)
-                    } else {
-                        idx
-                    };
+                    let abs = if idx < 0 { n.checked_add(idx).map_or(0, |a| a + 1) } else { idx };
                     if idx == 0 {
-                        return Err(format!(
-                            "face {face} uses vertex index 0 (OBJ vertex indices start at 1)"
-                        ));
+                        return Err(format!("face {face} uses vertex index 0 (OBJ vertex indices start at 1)"));
                     }
                     if abs < 1 || abs > n {
                         return Err(format!(
@@ -317,9 +265,7 @@ impl<R: BufRead> ObjFilter<R> {
                     count += 1;
                 }
                 if count < 3 {
-                    return Err(format!(
-                        "face {face} has {count} vertices (a face needs at least 3)"
-                    ));
+                    return Err(format!("face {face} has {count} vertices (a face needs at least 3)"));
                 }
                 self.out.push(b'\n');
             }
@@ -346,10 +292,7 @@ impl<R: BufRead> BufRead for ObjFilter<R> {
             self.advance()?;
         }
         if self.error.is_some() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "invalid OBJ line",
-            ));
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "invalid OBJ line"));
         }
         Ok(&self.out[self.pos..])
     }
@@ -365,53 +308,31 @@ impl<R: BufRead> BufRead for ObjFilter<R> {
 /// Reads a PLY mesh (ascii or binary, either endianness) from `reader`; `path` only names
 /// the source in errors.
 pub fn mesh_from_ply_reader(reader: impl BufRead, path: &Path) -> Result<MeshData, SceneError> {
-    let mut reader = Counted {
-        inner: reader,
-        newlines: 0,
-        at_line_start: true,
-    };
-    let header = Parser::<Skip>::new()
-        .read_header(&mut reader)
-        .map_err(|e| header_error(path, &e))?;
+    let mut reader = Counted { inner: reader, newlines: 0, at_line_start: true };
+    let header = Parser::<Skip>::new().read_header(&mut reader).map_err(|e| header_error(path, &e))?;
 
     // Check the header before touching the payload.
     let vertex = header.elements.get("vertex").ok_or_else(|| {
-        SceneError::file(
-            path,
-            "PLY has no `vertex` element (expected `element vertex N` with x, y, z)",
-        )
+        SceneError::file(path, "PLY has no `vertex` element (expected `element vertex N` with x, y, z)")
     })?;
     for axis in ["x", "y", "z"] {
         match vertex.properties.get(axis).map(|p| &p.data_type) {
             None => {
-                return Err(SceneError::file(
-                    path,
-                    format!("PLY `vertex` element has no `{axis}` property"),
-                ));
+                return Err(SceneError::file(path, format!("PLY `vertex` element has no `{axis}` property")));
             }
             Some(PropertyType::List(..)) => {
-                return Err(SceneError::file(
-                    path,
-                    format!("PLY vertex property `{axis}` is a list, not a number"),
-                ));
+                return Err(SceneError::file(path, format!("PLY vertex property `{axis}` is a list, not a number")));
             }
             Some(PropertyType::Scalar(_)) => {}
         }
     }
-    let face = header.elements.get("face").ok_or_else(|| {
-        SceneError::file(
-            path,
-            "PLY has no `face` element (a point cloud is not a mesh)",
-        )
-    })?;
-    let list_name = ["vertex_indices", "vertex_index"]
-        .into_iter()
-        .find(|n| face.properties.contains_key(*n))
-        .ok_or_else(|| {
-            SceneError::file(
-                path,
-                "PLY `face` element has no `vertex_indices` (or `vertex_index`) property",
-            )
+    let face = header
+        .elements
+        .get("face")
+        .ok_or_else(|| SceneError::file(path, "PLY has no `face` element (a point cloud is not a mesh)"))?;
+    let list_name =
+        ["vertex_indices", "vertex_index"].into_iter().find(|n| face.properties.contains_key(*n)).ok_or_else(|| {
+            SceneError::file(path, "PLY `face` element has no `vertex_indices` (or `vertex_index`) property")
         })?;
     match &face.properties[list_name].data_type {
         PropertyType::List(_, ScalarType::Float | ScalarType::Double) => {
@@ -421,20 +342,14 @@ pub fn mesh_from_ply_reader(reader: impl BufRead, path: &Path) -> Result<MeshDat
             ));
         }
         PropertyType::Scalar(_) => {
-            return Err(SceneError::file(
-                path,
-                format!("PLY face property `{list_name}` is a number, not a list"),
-            ));
+            return Err(SceneError::file(path, format!("PLY face property `{list_name}` is a number, not a list")));
         }
         PropertyType::List(..) => {}
     }
     if u32::try_from(vertex.count).is_err() {
         return Err(SceneError::file(
             path,
-            format!(
-                "PLY has {} vertices; at most 2^32 - 1 are supported",
-                vertex.count
-            ),
+            format!("PLY has {} vertices; at most 2^32 - 1 are supported", vertex.count),
         ));
     }
 
@@ -442,11 +357,7 @@ pub fn mesh_from_ply_reader(reader: impl BufRead, path: &Path) -> Result<MeshDat
     let ascii = header.encoding == Encoding::Ascii;
     let mut verts: Vec<VertexRec> = Vec::new();
     let mut faces: Vec<FaceRec> = Vec::new();
-    let last = header
-        .elements
-        .keys()
-        .rposition(|k| k == "vertex" || k == "face")
-        .unwrap_or(0);
+    let last = header.elements.keys().rposition(|k| k == "vertex" || k == "face").unwrap_or(0);
     for (name, def) in header.elements.iter().take(last + 1) {
         let first_line = reader.newlines + 1;
         let payload_error = |e: io::Error, reader: &mut Counted<_>| {
@@ -468,48 +379,33 @@ pub fn mesh_from_ply_reader(reader: impl BufRead, path: &Path) -> Result<MeshDat
             }
             // Ascii records are one per line, so the failing one is the last line read.
             let line = reader.line();
-            let text = quoted_line(&e.to_string())
-                .map(|t| format!(" `{t}`"))
-                .unwrap_or_default();
+            let text = quoted_line(&e.to_string()).map(|t| format!(" `{t}`")).unwrap_or_default();
             let record = line.saturating_sub(first_line);
-            SceneError::at(
-                path,
-                format!("line {line}"),
-                format!("PLY error: `{name}` record {record}{text}: {detail}"),
-            )
+            SceneError::at(path, format!("line {line}"), format!("PLY error: `{name}` record {record}{text}: {detail}"))
         };
         match name.as_str() {
             "vertex" => {
-                verts = read_element(&mut reader, def, &header)
-                    .map_err(|e| payload_error(e, &mut reader))?;
+                verts = read_element(&mut reader, def, &header).map_err(|e| payload_error(e, &mut reader))?;
             }
             "face" => {
-                faces = read_element(&mut reader, def, &header)
-                    .map_err(|e| payload_error(e, &mut reader))?;
+                faces = read_element(&mut reader, def, &header).map_err(|e| payload_error(e, &mut reader))?;
             }
             // Binary elements without properties occupy no bytes: nothing to skip.
             _ if def.properties.is_empty() && !ascii => {}
             _ => {
-                read_element::<Skip, _>(&mut reader, def, &header)
-                    .map_err(|e| payload_error(e, &mut reader))?;
+                read_element::<Skip, _>(&mut reader, def, &header).map_err(|e| payload_error(e, &mut reader))?;
             }
         }
     }
 
-    let mut mesh = MeshData {
-        positions: Vec::with_capacity(verts.len()),
-        indices: Vec::with_capacity(faces.len()),
-    };
+    let mut mesh = MeshData { positions: Vec::with_capacity(verts.len()), indices: Vec::with_capacity(faces.len()) };
     for (i, v) in verts.iter().enumerate() {
         let p = v.0.map(|c| c as f32);
         if !Vec3::from(p).is_finite() {
             return Err(SceneError::at(
                 path,
                 format!("vertex {i}"),
-                format!(
-                    "coordinate is not a finite f32: ({:?}, {:?}, {:?})",
-                    v.0[0], v.0[1], v.0[2]
-                ),
+                format!("coordinate is not a finite f32: ({:?}, {:?}, {:?})", v.0[0], v.0[1], v.0[2]),
             ));
         }
         mesh.positions.push(p);
@@ -528,22 +424,16 @@ pub fn mesh_from_ply_reader(reader: impl BufRead, path: &Path) -> Result<MeshDat
             return Err(SceneError::at(
                 path,
                 format!("face {f}"),
-                format!(
-                    "vertex index {bad} is out of range: the file has {n} vertices (valid indices 0..{n})"
-                ),
+                format!("vertex index {bad} is out of range: the file has {n} vertices (valid indices 0..{n})"),
             ));
         }
         // In range, so each index fits in u32 (checked against the vertex count above).
         for j in 1..idx.len() - 1 {
-            mesh.indices
-                .push([idx[0] as u32, idx[j] as u32, idx[j + 1] as u32]);
+            mesh.indices.push([idx[0] as u32, idx[j] as u32, idx[j + 1] as u32]);
         }
     }
     if mesh.indices.is_empty() {
-        return Err(SceneError::file(
-            path,
-            "no faces: the file holds no triangles",
-        ));
+        return Err(SceneError::file(path, "no faces: the file holds no triangles"));
     }
     Ok(mesh)
 }
@@ -562,14 +452,10 @@ fn header_error(path: &Path, e: &io::Error) -> SceneError {
     let full = e.to_string();
     let first = full.lines().next().unwrap_or_default();
     let (place, first) = match first.strip_prefix("Line ").and_then(|r| r.split_once(": ")) {
-        Some((n, rest)) if n.bytes().all(|b| b.is_ascii_digit()) => {
-            (Some(format!("line {n}")), rest)
-        }
+        Some((n, rest)) if n.bytes().all(|b| b.is_ascii_digit()) => (Some(format!("line {n}")), rest),
         _ => (None, first),
     };
-    let text = quoted_line(&full)
-        .map(|t| format!(" (`{t}`)"))
-        .unwrap_or_default();
+    let text = quoted_line(&full).map(|t| format!(" (`{t}`)")).unwrap_or_default();
     let message = format!("PLY error: {first}{text}");
     match place {
         Some(p) if e.kind() != io::ErrorKind::UnexpectedEof => SceneError::at(path, p, message),
@@ -590,17 +476,10 @@ fn innermost_error(text: &str) -> String {
     let mut t = text.to_string();
     while let Some(i) = t.rfind("Error: ") {
         let cause = t[i + "Error: ".len()..].to_string();
-        let nested = cause
-            .strip_prefix("Custom { kind: ")
-            .and_then(|r| r.split_once("error: \""))
-            .map(|(_, r)| r);
+        let nested = cause.strip_prefix("Custom { kind: ").and_then(|r| r.split_once("error: \"")).map(|(_, r)| r);
         match nested {
             Some(inner) => {
-                let inner = inner
-                    .trim_end()
-                    .trim_end_matches('}')
-                    .trim_end()
-                    .trim_end_matches('"');
+                let inner = inner.trim_end().trim_end_matches('}').trim_end().trim_end_matches('"');
                 t = unescape_debug(inner);
             }
             None => {
@@ -610,10 +489,7 @@ fn innermost_error(text: &str) -> String {
         }
     }
     // The data-line grammar's error: "error at 1:<column>: expected one of <token list>".
-    if let Some((col, _)) = t
-        .strip_prefix("error at 1:")
-        .and_then(|r| r.split_once(':'))
-    {
+    if let Some((col, _)) = t.strip_prefix("error at 1:").and_then(|r| r.split_once(':')) {
         return format!("not a number at column {col}");
     }
     t.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -659,11 +535,7 @@ impl<R> Counted<R> {
     }
     /// 1-based number of the line the last consumed byte belongs to.
     fn line(&self) -> u64 {
-        if self.at_line_start {
-            self.newlines
-        } else {
-            self.newlines + 1
-        }
+        if self.at_line_start { self.newlines } else { self.newlines + 1 }
     }
 }
 
@@ -685,13 +557,8 @@ impl<R: BufRead> BufRead for Counted<R> {
             return;
         }
         if let Ok(buf) = self.inner.fill_buf() {
-            let (newlines, last) = (
-                buf[..amt.min(buf.len())]
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count(),
-                buf.get(amt.wrapping_sub(1)),
-            );
+            let (newlines, last) =
+                (buf[..amt.min(buf.len())].iter().filter(|&&b| b == b'\n').count(), buf.get(amt.wrapping_sub(1)));
             self.newlines += newlines as u64;
             if let Some(&last) = last {
                 self.at_line_start = last == b'\n';
@@ -760,10 +627,7 @@ struct FaceRec {
 
 impl PropertyAccess for FaceRec {
     fn new() -> Self {
-        FaceRec {
-            indices: Vec::new(),
-            primary: false,
-        }
+        FaceRec { indices: Vec::new(), primary: false }
     }
     fn set_property(&mut self, name: &str, p: Property) {
         let primary = match name {

@@ -90,9 +90,7 @@ impl std::str::FromStr for Backend {
             "x4" => Ok(Backend::X4),
             "x8" => Ok(Backend::X8),
             "auto" => Ok(Backend::Auto),
-            _ => Err(format!(
-                "unknown backend `{s}` (expected scalar, x4, x8 or auto)"
-            )),
+            _ => Err(format!("unknown backend `{s}` (expected scalar, x4, x8 or auto)")),
         }
     }
 }
@@ -137,10 +135,7 @@ pub struct SceneBuilder {
 }
 
 fn invalid(geom: usize, what: String) -> SceneError {
-    SceneError::InvalidShape {
-        geom: geom as u32,
-        what,
-    }
+    SceneError::InvalidShape { geom: geom as u32, what }
 }
 
 impl SceneBuilder {
@@ -171,20 +166,12 @@ impl SceneBuilder {
         if let Some((i, s)) = set.iter().enumerate().find(|(_, s)| !s.is_valid()) {
             return Err(invalid(
                 id as usize,
-                format!(
-                    "sphere {i} is invalid (centre {}, radius {})",
-                    s.center, s.radius
-                ),
+                format!("sphere {i} is invalid (centre {}, radius {})", s.center, s.radius),
             ));
         }
         self.spheres.extend_from_slice(set);
-        self.sphere_ids
-            .extend((0..set.len() as u32).map(|p| [id, p]));
-        self.geoms.push(GeomInfo {
-            kind: GeomKind::Spheres,
-            prims: set.len() as u32,
-            degenerate: 0,
-        });
+        self.sphere_ids.extend((0..set.len() as u32).map(|p| [id, p]));
+        self.geoms.push(GeomInfo { kind: GeomKind::Spheres, prims: set.len() as u32, degenerate: 0 });
         Ok(id)
     }
     /// Adds one box as a geometry.
@@ -197,19 +184,12 @@ impl SceneBuilder {
         if let Some((i, b)) = set.iter().enumerate().find(|(_, b)| !b.is_valid()) {
             return Err(invalid(
                 id as usize,
-                format!(
-                    "box {i} is invalid (min {}, max {}; needs finite min <= max)",
-                    b.min, b.max
-                ),
+                format!("box {i} is invalid (min {}, max {}; needs finite min <= max)", b.min, b.max),
             ));
         }
         self.boxes.extend_from_slice(set);
         self.box_ids.extend((0..set.len() as u32).map(|p| [id, p]));
-        self.geoms.push(GeomInfo {
-            kind: GeomKind::Boxes,
-            prims: set.len() as u32,
-            degenerate: 0,
-        });
+        self.geoms.push(GeomInfo { kind: GeomKind::Boxes, prims: set.len() as u32, degenerate: 0 });
         Ok(id)
     }
     /// Adds one triangle as a geometry (a degenerate one is accepted and counted).
@@ -220,10 +200,7 @@ impl SceneBuilder {
     pub fn add_triangles(&mut self, tris: &[Triangle]) -> Result<u32, SceneError> {
         let id = self.next_id();
         if let Some(i) = tris.iter().position(|t| !t.is_valid()) {
-            return Err(invalid(
-                id as usize,
-                format!("triangle {i} has a non-finite vertex"),
-            ));
+            return Err(invalid(id as usize, format!("triangle {i} has a non-finite vertex")));
         }
         let mut degenerate = 0;
         for (p, t) in tris.iter().enumerate() {
@@ -234,43 +211,22 @@ impl SceneBuilder {
                 self.tri_ids.push([id, p as u32]);
             }
         }
-        self.geoms.push(GeomInfo {
-            kind: GeomKind::Mesh,
-            prims: tris.len() as u32,
-            degenerate,
-        });
+        self.geoms.push(GeomInfo { kind: GeomKind::Mesh, prims: tris.len() as u32, degenerate });
         Ok(id)
     }
     /// Adds an indexed triangle mesh as one geometry. `positions` and `indices` are plain
     /// arrays, so buffers can be passed with `bytemuck::cast_slice`. Prim id = triangle index.
-    pub fn add_mesh(
-        &mut self,
-        positions: &[[f32; 3]],
-        indices: &[[u32; 3]],
-    ) -> Result<u32, SceneError> {
+    pub fn add_mesh(&mut self, positions: &[[f32; 3]], indices: &[[u32; 3]]) -> Result<u32, SceneError> {
         let id = self.next_id() as usize;
         if let Some(i) = positions.iter().position(|p| !Vec3::from(*p).is_finite()) {
-            return Err(invalid(
-                id,
-                format!("vertex {i} is not finite: {:?}", positions[i]),
-            ));
+            return Err(invalid(id, format!("vertex {i} is not finite: {:?}", positions[i])));
         }
         let mut tris = Vec::with_capacity(indices.len());
         for (k, ix) in indices.iter().enumerate() {
             let v = |j: usize| {
-                positions
-                    .get(ix[j] as usize)
-                    .map(|p| Vec3::from(*p))
-                    .ok_or_else(|| {
-                        invalid(
-                            id,
-                            format!(
-                                "triangle {k} uses vertex {} but there are {}",
-                                ix[j],
-                                positions.len()
-                            ),
-                        )
-                    })
+                positions.get(ix[j] as usize).map(|p| Vec3::from(*p)).ok_or_else(|| {
+                    invalid(id, format!("triangle {k} uses vertex {} but there are {}", ix[j], positions.len()))
+                })
             };
             tris.push(Triangle::new(v(0)?, v(1)?, v(2)?));
         }
@@ -282,19 +238,12 @@ impl SceneBuilder {
         if !p.is_valid() {
             return Err(invalid(
                 id as usize,
-                format!(
-                    "plane is invalid (normal {}, d {}; needs a finite non-zero normal)",
-                    p.normal, p.d
-                ),
+                format!("plane is invalid (normal {}, d {}; needs a finite non-zero normal)", p.normal, p.d),
             ));
         }
         self.planes.push(p);
         self.plane_ids.push([id, 0]);
-        self.geoms.push(GeomInfo {
-            kind: GeomKind::Plane,
-            prims: 1,
-            degenerate: 0,
-        });
+        self.geoms.push(GeomInfo { kind: GeomKind::Plane, prims: 1, degenerate: 0 });
         Ok(id)
     }
     /// Builds the BVHs.
@@ -310,11 +259,7 @@ impl SceneBuilder {
                 )
             },
         );
-        let bounds = tris
-            .bvh8
-            .bounds
-            .union(&spheres.bvh8.bounds)
-            .union(&boxes.bvh8.bounds);
+        let bounds = tris.bvh8.bounds.union(&spheres.bvh8.bounds).union(&boxes.bvh8.bounds);
         Scene {
             geoms: self.geoms,
             tris,
@@ -371,8 +316,10 @@ pub struct SceneStats {
     pub sah_cost: f32,
     /// Build time.
     pub build_time: Duration,
-    /// Bytes of 8-wide nodes, primitives and ids.
+    /// Bytes of everything a scene keeps (three trees, two primitive layouts, ids).
     pub bytes: usize,
+    /// Bytes the 8-wide traversal touches (8-wide nodes, leaf-blocked primitives, ids).
+    pub bytes_x8: usize,
 }
 
 impl Scene {
@@ -436,10 +383,11 @@ impl Scene {
             leaves: 0,
             depth: 0,
             sah_cost: 0.0,
+            bytes_x8: self.tris.bytes_x8() + self.spheres.bytes_x8() + self.boxes.bytes_x8(),
             build_time: self.build_time,
-            bytes: self.tris.bytes_x8()
-                + self.spheres.bytes_x8()
-                + self.boxes.bytes_x8()
+            bytes: self.tris.bytes_total()
+                + self.spheres.bytes_total()
+                + self.boxes.bytes_total()
                 + self.planes.padded_len() * 16,
         };
         for (n2, n8) in [

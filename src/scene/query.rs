@@ -29,10 +29,7 @@ struct Stack<T: Copy, const N: usize> {
 impl<T: Copy, const N: usize> Stack<T, N> {
     #[inline(always)]
     fn new() -> Self {
-        Self {
-            items: [const { core::mem::MaybeUninit::uninit() }; N],
-            len: 0,
-        }
+        Self { items: [const { core::mem::MaybeUninit::uninit() }; N], len: 0 }
     }
     #[inline(always)]
     fn push(&mut self, v: T) {
@@ -68,29 +65,13 @@ struct Best {
 
 impl Best {
     fn new(t_max: f32) -> Self {
-        Self {
-            t: t_max,
-            geom: NO_ID,
-            prim: NO_ID,
-            u: 0.0,
-            v: 0.0,
-            kind: u8::MAX,
-            index: 0,
-        }
+        Self { t: t_max, geom: NO_ID, prim: NO_ID, u: 0.0, v: 0.0, kind: u8::MAX, index: 0 }
     }
     /// Takes the candidate if it is nearer, or equally near with smaller ids.
     #[inline(always)]
     fn offer(&mut self, t: f32, ids: [u32; 2], u: f32, v: f32, kind: u8, index: u32) {
         if t < self.t || (t == self.t && (ids[0], ids[1]) < (self.geom, self.prim)) {
-            *self = Best {
-                t,
-                geom: ids[0],
-                prim: ids[1],
-                u,
-                v,
-                kind,
-                index,
-            };
+            *self = Best { t, geom: ids[0], prim: ids[1], u, v, kind, index };
         }
     }
     fn found(&self) -> bool {
@@ -123,11 +104,7 @@ impl<L: Lanes> Prepared<L> {
     fn node<N: WideNode>(&self, n: &N, t_max: f32) -> (u32, L) {
         let [mnx, mny, mnz, mxx, mxy, mxz] = n.columns();
         let pick = |neg: bool, lo: &[f32], hi: &[f32]| {
-            if neg {
-                (L::load(hi), L::load(lo))
-            } else {
-                (L::load(lo), L::load(hi))
-            }
+            if neg { (L::load(hi), L::load(lo)) } else { (L::load(lo), L::load(hi)) }
         };
         let (nx, fx) = pick(self.neg[0], mnx, mxx);
         let (ny, fy) = pick(self.neg[1], mny, mxy);
@@ -234,6 +211,21 @@ fn leaf<L: Lanes, P: Traceable, const ANY: bool>(
     pre: &Prepared<L>,
     best: &mut Best,
 ) -> bool {
+    leaf_with::<L, P, ANY>(kb, first, count, pre, best, |i| {
+        crate::prim::leaf_lanes::<P, L>(&kb.leaf_data, first as usize, count as usize, i - first as usize)
+    })
+}
+
+/// Tests primitives `first..first + count` `N` at a time, loading lanes with `load(i)`.
+#[inline(always)]
+fn leaf_with<L: Lanes, P: Traceable, const ANY: bool>(
+    kb: &KindBvh<P>,
+    first: u32,
+    count: u32,
+    pre: &Prepared<L>,
+    best: &mut Best,
+    load: impl Fn(usize) -> P::Lanes<L>,
+) -> bool {
     let (mut i, end) = (first as usize, (first + count) as usize);
     let mut any = false;
     while i < end {
@@ -243,32 +235,18 @@ fn leaf<L: Lanes, P: Traceable, const ANY: bool>(
         if rem < L::N {
             p.restrict(L::Mask::from_bitmask((1u32 << rem) - 1));
         }
-        let (m, t, u, v) = P::hit_lanes(&p, &kb.prims.lanes::<L>(i));
+        let (m, t, u, v) = P::hit_lanes(&p, &load(i));
         let mut bits = m.bitmask();
         any |= bits != 0;
         if ANY && bits != 0 {
             let k = bits.trailing_zeros() as usize;
-            best.offer(
-                t.lane(k),
-                kb.ids[i + k],
-                u.lane(k),
-                v.lane(k),
-                P::KIND,
-                (i + k) as u32,
-            );
+            best.offer(t.lane(k), kb.ids[i + k], u.lane(k), v.lane(k), P::KIND, (i + k) as u32);
             return true;
         }
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            best.offer(
-                t.lane(k),
-                kb.ids[i + k],
-                u.lane(k),
-                v.lane(k),
-                P::KIND,
-                (i + k) as u32,
-            );
+            best.offer(t.lane(k), kb.ids[i + k], u.lane(k), v.lane(k), P::KIND, (i + k) as u32);
         }
         i += L::N;
     }
@@ -276,11 +254,7 @@ fn leaf<L: Lanes, P: Traceable, const ANY: bool>(
 }
 
 /// Closest hit (or any hit) of one ray in one kind's binary tree, scalar kernels.
-fn trace_scalar<P: Traceable, const ANY: bool>(
-    kb: &KindBvh<P>,
-    ray: &Ray,
-    best: &mut Best,
-) -> bool {
+fn trace_scalar<P: Traceable, const ANY: bool>(kb: &KindBvh<P>, ray: &Ray, best: &mut Best) -> bool {
     let nodes = &kb.bvh2;
     if nodes.is_empty() {
         return false;
@@ -294,10 +268,7 @@ fn trace_scalar<P: Traceable, const ANY: bool>(
         let n = &nodes[cur];
         if n.is_leaf() {
             for k in n.index as usize..(n.index + n.count) as usize {
-                let r = Ray {
-                    t_max: best.t,
-                    ..*ray
-                };
+                let r = Ray { t_max: best.t, ..*ray };
                 if let Some((t, u, v)) = kb.prims.get(k).hit_scalar(&r) {
                     best.offer(t, kb.ids[k], u, v, P::KIND, k as u32);
                     if ANY {
@@ -345,35 +316,19 @@ impl Scene {
         }
         if scalar {
             for i in 0..self.planes.len() {
-                if let Some(t) = ray_plane::intersect_scalar(
-                    &Ray {
-                        t_max: best.t,
-                        ..*ray
-                    },
-                    &self.planes.get(i),
-                ) {
+                if let Some(t) = ray_plane::intersect_scalar(&Ray { t_max: best.t, ..*ray }, &self.planes.get(i)) {
                     best.offer(t, self.plane_ids[i], 0.0, 0.0, PLANE_KIND, i as u32);
                 }
             }
         } else {
-            let p = RayPacket::<F32x4>::splat(&Ray {
-                t_max: best.t,
-                ..*ray
-            });
+            let p = RayPacket::<F32x4>::splat(&Ray { t_max: best.t, ..*ray });
             for i in (0..self.planes.padded_len()).step_by(4) {
                 let (m, t) = ray_plane::intersect_lanes(&p, &self.planes.lanes::<F32x4>(i));
                 let mut bits = m.bitmask();
                 while bits != 0 {
                     let k = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    best.offer(
-                        t.lane(k),
-                        self.plane_ids[i + k],
-                        0.0,
-                        0.0,
-                        PLANE_KIND,
-                        (i + k) as u32,
-                    );
+                    best.offer(t.lane(k), self.plane_ids[i + k], 0.0, 0.0, PLANE_KIND, (i + k) as u32);
                 }
             }
         }
@@ -391,14 +346,7 @@ impl Scene {
             2 => self.boxes.prims.get(i).normal_at(p, b.u, b.v),
             _ => self.planes.get(i).normal.normalize_or_zero(),
         };
-        Some(Hit {
-            t: b.t,
-            geom: b.geom,
-            prim: b.prim,
-            u: b.u,
-            v: b.v,
-            normal,
-        })
+        Some(Hit { t: b.t, geom: b.geom, prim: b.prim, u: b.u, v: b.v, normal })
     }
 
     fn trace<const ANY: bool>(&self, ray: &Ray, backend: Backend) -> Best {
@@ -490,9 +438,12 @@ impl Scene {
         }
         fn all_lanes<L: Lanes>(s: &Scene, ray: &Ray, best: &mut Best) {
             let pre = Prepared::<L>::new(ray);
-            leaf::<L, _, false>(&s.tris, 0, s.tris.len() as u32, &pre, best);
-            leaf::<L, _, false>(&s.spheres, 0, s.spheres.len() as u32, &pre, best);
-            leaf::<L, _, false>(&s.boxes, 0, s.boxes.len() as u32, &pre, best);
+            fn all<L: Lanes, P: Traceable>(kb: &KindBvh<P>, pre: &Prepared<L>, best: &mut Best) {
+                leaf_with::<L, P, false>(kb, 0, kb.len() as u32, pre, best, |i| kb.prims.lanes::<L>(i));
+            }
+            all(&s.tris, &pre, best);
+            all(&s.spheres, &pre, best);
+            all(&s.boxes, &pre, best);
         }
         match backend.resolve() {
             Backend::Scalar => {
@@ -537,17 +488,7 @@ impl Scene {
         // Write the results lane by lane into plain arrays (starting from `out`, so inactive
         // lanes keep their values), then store each field once.
         let mut f = [[0.0f32; 8]; 6];
-        for (k, v) in [
-            out.t,
-            out.u,
-            out.v,
-            out.normal.x,
-            out.normal.y,
-            out.normal.z,
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        for (k, v) in [out.t, out.u, out.v, out.normal.x, out.normal.y, out.normal.z].into_iter().enumerate() {
             v.store(&mut f[k]);
         }
         let bits = active.bitmask();
@@ -556,10 +497,7 @@ impl Scene {
                 let ray = pk.ray(i);
                 self.planes_closest(&ray, b, false);
                 let h = self.finish(&ray, b).unwrap_or(Hit::MISS);
-                for (k, v) in [h.t, h.u, h.v, h.normal.x, h.normal.y, h.normal.z]
-                    .into_iter()
-                    .enumerate()
-                {
+                for (k, v) in [h.t, h.u, h.v, h.normal.x, h.normal.y, h.normal.z].into_iter().enumerate() {
                     f[k][i] = v;
                 }
                 out.geom[i] = h.geom;
@@ -586,14 +524,12 @@ impl Scene {
         if out.len() != rays.len() {
             *out = HitSoa::with_len(rays.len());
         }
-        out.chunks_mut(BATCH_CHUNK)
-            .into_par_iter()
-            .for_each(|mut chunk| {
-                for i in 0..chunk.len() {
-                    let ray = rays.ray(chunk.start + i);
-                    chunk.set(i, &self.intersect_with(&ray, backend).unwrap_or(Hit::MISS));
-                }
-            });
+        out.chunks_mut(BATCH_CHUNK).into_par_iter().for_each(|mut chunk| {
+            for i in 0..chunk.len() {
+                let ray = rays.ray(chunk.start + i);
+                chunk.set(i, &self.intersect_with(&ray, backend).unwrap_or(Hit::MISS));
+            }
+        });
     }
 
     /// Any-hit of every ray of `rays` into `out` (`out.len()` must equal `rays.len()`), on
@@ -604,18 +540,12 @@ impl Scene {
 
     /// [`Scene::occluded_batch`] with a given backend.
     pub fn occluded_batch_with(&self, rays: &RaySoa, out: &mut [bool], backend: Backend) {
-        assert_eq!(
-            out.len(),
-            rays.len(),
-            "occluded_batch: output length must equal the ray count"
-        );
-        out.par_chunks_mut(BATCH_CHUNK)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                for (i, o) in chunk.iter_mut().enumerate() {
-                    *o = self.occluded_with(&rays.ray(c * BATCH_CHUNK + i), backend);
-                }
-            });
+        assert_eq!(out.len(), rays.len(), "occluded_batch: output length must equal the ray count");
+        out.par_chunks_mut(BATCH_CHUNK).enumerate().for_each(|(c, chunk)| {
+            for (i, o) in chunk.iter_mut().enumerate() {
+                *o = self.occluded_with(&rays.ray(c * BATCH_CHUNK + i), backend);
+            }
+        });
     }
 
     /// For every pair, whether `from[i]` sees `to[i]`: nothing is hit inside the segment
@@ -623,20 +553,14 @@ impl Scene {
     /// `t ∈ [LOS_EPS, 1 - LOS_EPS]` block). Shapes are solid: a segment starting inside a
     /// sphere or box is blocked. All rayon threads, input order. Panics if the lengths differ.
     pub fn line_of_sight(&self, from: &[Vec3], to: &[Vec3]) -> Vec<bool> {
-        assert_eq!(
-            from.len(),
-            to.len(),
-            "line_of_sight: from and to must have the same length"
-        );
+        assert_eq!(from.len(), to.len(), "line_of_sight: from and to must have the same length");
         let mut out = vec![false; from.len()];
-        out.par_chunks_mut(BATCH_CHUNK)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                for (i, o) in chunk.iter_mut().enumerate() {
-                    let k = c * BATCH_CHUNK + i;
-                    *o = !self.occluded(&Self::los_ray(from[k], to[k]));
-                }
-            });
+        out.par_chunks_mut(BATCH_CHUNK).enumerate().for_each(|(c, chunk)| {
+            for (i, o) in chunk.iter_mut().enumerate() {
+                let k = c * BATCH_CHUNK + i;
+                *o = !self.occluded(&Self::los_ray(from[k], to[k]));
+            }
+        });
         out
     }
 
@@ -675,9 +599,7 @@ pub struct PacketScratch {
 
 impl Default for PacketScratch {
     fn default() -> Self {
-        Self {
-            stack: vec![0; BIN_STACK],
-        }
+        Self { stack: vec![0; BIN_STACK] }
     }
 }
 
@@ -727,14 +649,7 @@ fn packet_trace<L: Lanes, P: Traceable>(
                     while bits != 0 {
                         let i = bits.trailing_zeros() as usize;
                         bits &= bits - 1;
-                        best[i].offer(
-                            t.lane(i),
-                            kb.ids[k],
-                            u.lane(i),
-                            v.lane(i),
-                            P::KIND,
-                            k as u32,
-                        );
+                        best[i].offer(t.lane(i), kb.ids[k], u.lane(i), v.lane(i), P::KIND, k as u32);
                         best_t[i] = best[i].t;
                     }
                 }
@@ -742,11 +657,7 @@ fn packet_trace<L: Lanes, P: Traceable>(
                 let (l, r) = (n.index as usize, n.index as usize + 1);
                 let cl = nodes[l].aabb().center();
                 let cr = nodes[r].aabb().center();
-                let (near, far) = if lead_dir.dot(cr - cl) >= 0.0 {
-                    (l, r)
-                } else {
-                    (r, l)
-                };
+                let (near, far) = if lead_dir.dot(cr - cl) >= 0.0 { (l, r) } else { (r, l) };
                 stack[sp] = far as u32;
                 sp += 1;
                 cur = near;

@@ -22,15 +22,8 @@ pub const MAX_BOUNDARY_FRACTION: (f64, f64) = (1e-3, 1e-2);
 /// Random cases per kernel: 10⁶ in release builds, 2·10⁴ in debug builds, times
 /// `LANECAST_SOAK` when that is set (e.g. `LANECAST_SOAK=100` for a long soak).
 pub fn n_random() -> usize {
-    let base = if cfg!(debug_assertions) {
-        20_000
-    } else {
-        1_000_000
-    };
-    let soak: usize = std::env::var("LANECAST_SOAK")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
+    let base = if cfg!(debug_assertions) { 20_000 } else { 1_000_000 };
+    let soak: usize = std::env::var("LANECAST_SOAK").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     base * soak.max(1)
 }
 
@@ -90,13 +83,8 @@ fn judge<C: Case>(c: &C, reference: &C::Out, got: &C::Out, rng: &mut Rng) -> Ver
     let r = c.sig(reference);
     let g = c.sig(got);
     let same_discrete = r.discrete == g.discrete;
-    let bad: Vec<usize> = if same_discrete {
-        (0..r.cont.len())
-            .filter(|&i| !close(r.cont[i], g.cont[i]))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let bad: Vec<usize> =
+        if same_discrete { (0..r.cont.len()).filter(|&i| !close(r.cont[i], g.cont[i])).collect() } else { Vec::new() };
     if same_discrete && bad.is_empty() {
         return Verdict::Same;
     }
@@ -104,11 +92,7 @@ fn judge<C: Case>(c: &C, reference: &C::Out, got: &C::Out, rng: &mut Rng) -> Ver
         let p = c.perturb(rng);
         let s = p.sig(&p.scalar());
         if s.discrete != r.discrete {
-            return if same_discrete {
-                Verdict::IllConditioned
-            } else {
-                Verdict::Flip
-            };
+            return if same_discrete { Verdict::IllConditioned } else { Verdict::Flip };
         }
         if same_discrete
             && bad.iter().all(|&i| {
@@ -134,12 +118,7 @@ pub struct Stats {
     pub ill: usize,
 }
 
-fn run_width<C: Case, L: Lanes>(
-    name: &str,
-    cases: &[C],
-    orient: Orient,
-    failures: &mut Vec<String>,
-) -> Stats {
+fn run_width<C: Case, L: Lanes>(name: &str, cases: &[C], orient: Orient, failures: &mut Vec<String>) -> Stats {
     let mut rng = Rng::new(0xB0B);
     let mut st = Stats::default();
     let mut chunk_buf: Vec<C> = Vec::with_capacity(L::N);
@@ -167,9 +146,7 @@ fn run_width<C: Case, L: Lanes>(
                     } else {
                         st.ill += 1;
                     }
-                    if st.flips + st.ill <= 3
-                        && std::env::var_os("LANECAST_SHOW_BOUNDARY").is_some()
-                    {
+                    if st.flips + st.ill <= 3 && std::env::var_os("LANECAST_SHOW_BOUNDARY").is_some() {
                         eprintln!(
                             "boundary {name} [{}] {c:?}\n    reference {reference:?}\n    lanes     {got:?}",
                             L::NAME
@@ -194,11 +171,7 @@ fn run_width<C: Case, L: Lanes>(
 
 /// Compares all widths and orientations; panics listing the first wrong cases. Returns the
 /// stats of the x8 pairs run.
-pub fn compare_all<C: Case>(
-    name: &str,
-    cases: &[C],
-    max_boundary_fraction: Option<(f64, f64)>,
-) -> Stats {
+pub fn compare_all<C: Case>(name: &str, cases: &[C], max_boundary_fraction: Option<(f64, f64)>) -> Stats {
     let mut failures = Vec::new();
     let mut out = Stats::default();
     for &orient in C::ORIENTS {
@@ -212,8 +185,7 @@ pub fn compare_all<C: Case>(
             );
             if let Some((f_flip, f_ill)) = max_boundary_fraction {
                 assert!(
-                    (s.flips as f64) <= f_flip * s.cases as f64
-                        && (s.ill as f64) <= f_ill * s.cases as f64,
+                    (s.flips as f64) <= f_flip * s.cases as f64 && (s.ill as f64) <= f_ill * s.cases as f64,
                     "{name} {w} {orient:?}: {} flips / {} ill-conditioned out of {} is not rare",
                     s.flips,
                     s.ill,
@@ -230,11 +202,7 @@ pub fn compare_all<C: Case>(
     assert!(
         n == 0,
         "{n} lanes results disagree with the scalar reference:\n{}",
-        shown
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+        shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
     );
     out
 }
@@ -246,10 +214,7 @@ pub fn compare_random<C: Case>(name: &str, seed: u64, mut make: impl FnMut(&mut 
     let cases: Vec<C> = (0..n_random()).map(|_| make(&mut rng)).collect();
     let st = compare_all(name, &cases, Some(MAX_BOUNDARY_FRACTION));
     let frac = st.hits as f64 / st.cases as f64;
-    assert!(
-        (0.05..=0.95).contains(&frac),
-        "{name}: hit fraction {frac} makes a weak test"
-    );
+    assert!((0.05..=0.95).contains(&frac), "{name}: hit fraction {frac} makes a weak test");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -274,11 +239,7 @@ pub fn sane(s: f32) -> f32 {
 
 /// A random global scale: mostly 1, sometimes tiny or huge (log-uniform 1e-3..1e3).
 pub fn magnitude(rng: &mut Rng) -> f32 {
-    if rng.f32() < 0.7 {
-        1.0
-    } else {
-        10f32.powf(rng.range(-3.0, 3.0))
-    }
+    if rng.f32() < 0.7 { 1.0 } else { 10f32.powf(rng.range(-3.0, 3.0)) }
 }
 
 /// Sometimes replaces components of `v` by 0 or -0 (axis-parallel rays).
@@ -295,29 +256,12 @@ pub fn zero_some(rng: &mut Rng, mut v: Vec3, p: f32) -> Vec3 {
 }
 
 /// The special values every kernel must survive.
-pub const SPECIALS: [f32; 8] = [
-    f32::NAN,
-    f32::INFINITY,
-    f32::NEG_INFINITY,
-    0.0,
-    -0.0,
-    1e-30,
-    1e30,
-    f32::MAX,
-];
+pub const SPECIALS: [f32; 8] = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, 1e-30, 1e30, f32::MAX];
 
 /// Interval ends: mostly `[0, inf)`, sometimes a finite window or a negative start.
 pub fn interval(rng: &mut Rng) -> (f32, f32) {
-    let t_min = if rng.f32() < 0.7 {
-        0.0
-    } else {
-        rng.range(-1.0, 1.5)
-    };
-    let t_max = if rng.f32() < 0.5 {
-        f32::INFINITY
-    } else {
-        t_min + rng.range(0.0, 3.0)
-    };
+    let t_min = if rng.f32() < 0.7 { 0.0 } else { rng.range(-1.0, 1.5) };
+    let t_max = if rng.f32() < 0.5 { f32::INFINITY } else { t_min + rng.range(0.0, 3.0) };
     (t_min, t_max)
 }
 
@@ -338,12 +282,7 @@ pub fn smoke_all<C: Case>(cases: &[C]) {
 
 /// Every number of each base case replaced, one at a time, by each of [`SPECIALS`]; compared
 /// on every width (boundary cases allowed, since e.g. 1e30 makes many cases ill-conditioned).
-pub fn compare_specials<C: Case>(
-    name: &str,
-    seed: u64,
-    n_base: usize,
-    mut make: impl FnMut(&mut Rng) -> C,
-) {
+pub fn compare_specials<C: Case>(name: &str, seed: u64, n_base: usize, mut make: impl FnMut(&mut Rng) -> C) {
     let mut rng = Rng::new(seed);
     let mut cases = Vec::new();
     for _ in 0..n_base {
