@@ -1,0 +1,367 @@
+//! lanecast against other Rust BVH crates: obvhs (CWBVH), parry3d (`TriMesh`) and bvh.
+//!
+//! ```text
+//! cargo bench -p lanecast-peers --bench peers
+//! cargo bench -p lanecast-peers --bench peers -- peers_bunny     # one scene
+//! ```
+//!
+//! Same scenes and ray sets as lanecast's `traversal` bench: `scenes/bunny.ply` and
+//! `scenes/sponza.ply` with the meshes README's cameras; `primary` (1024×1024 from
+//! `workload::primary`), `incoherent` (2^20 rays, `workload::incoherent`, seed
+//! [`SEED_INCOHERENT`]) as closest-hit queries, `los` (2^20 segments, `workload::segments`,
+//! seed [`SEED_LOS`]) as occlusion queries. How each library is queried is described in the
+//! `lanecast_peers` crate docs (`benches/peers/src/lib.rs`).
+//!
+//! Before any timing, every library casts every ray of every set once and is compared with
+//! lanecast (`Backend::X8`): the share of rays on which it agrees on hit/miss (at least
+//! 99.9 % expected; lower is flagged) and, for closest-hit sets, the share of rays both hit
+//! whose `t` agrees within 1e-4 relative. This pass is also timed once (one-shot Mrays/s).
+//!
+//! Groups `peers_<scene>_<set>` hold one function per library (`lanecast`, `obvhs`,
+//! `parry3d`, `bvh`); **every iteration casts the whole set** (2^20 rays), one thread,
+//! `Throughput::Elements(rays)`. Groups `peers_build_<scene>` time each library's default
+//! build from data already in its input format (lanecast: `SceneBuilder::build` at medium
+//! quality in a one-thread rayon pool; obvhs: `build_cwbvh_from_tris` with `medium_build`
+//! plus the reorder of its triangles; parry3d: `TriMesh::new`; bvh: `Bvh::build`); input
+//! copies are made outside the timed region.
+//!
+//! Criterion: 10 flat samples, 1 s warm-up, 3 s measurement per function (stretched when one
+//! iteration is long). At the end a table goes to stderr: Mrays/s per (scene, set, library)
+//! from the median per-iteration time of the samples, lanecast/peer ratios, agreement, and
+//! build times.
+
+use criterion::{Bencher, Criterion, SamplingMode, Throughput};
+use glam::Vec3;
+use lanecast::camera::Camera;
+use lanecast::{RaySoa, workload};
+use lanecast_peers::{BvhCrate, Lanecast, Mesh, Obvhs, Parry, Peer, TriTest, one_thread};
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Seed of the `incoherent` set (the same as in lanecast's `traversal` bench).
+const SEED_INCOHERENT: u64 = 0x1c0_4e7e;
+/// Seed of the `los` set (the same as in lanecast's `traversal` bench).
+const SEED_LOS: u64 = 0x105;
+/// Image side of the `primary` set; the other sets have `SIDE * SIDE` rays.
+const SIDE: u32 = 1024;
+/// Least hit/miss agreement with lanecast expected of a peer.
+const MIN_AGREEMENT: f64 = 0.999;
+/// Relative tolerance of the `t` comparison.
+const T_TOL: f32 = 1e-4;
+
+const LIBS: [&str; 4] = ["lanecast", "obvhs", "parry3d", "bvh"];
+const SETS: [&str; 3] = ["primary", "incoherent", "los"];
+
+fn scenes() -> [(&'static str, &'static str, Camera); 2] {
+    [
+        (
+            "bunny",
+            "scenes/bunny.ply",
+            Camera::new(Vec3::new(0.0883, 0.1852, 0.2988), Vec3::new(-0.0168, 0.1102, -0.0015), 45.0),
+        ),
+        (
+            "sponza",
+            "scenes/sponza.ply",
+            Camera::new(Vec3::new(13.94, 3.23, 0.0015), Vec3::new(-17.40, 4.89, 0.0015), 60.0),
+        ),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// Timings for the closing table: per (group, function), seconds per iteration of each call.
+
+type Key = (String, String);
+static TIMES: Mutex<Vec<(Key, Vec<f64>)>> = Mutex::new(Vec::new());
+
+fn record(key: &Key, secs_per_iter: f64) {
+    let mut t = TIMES.lock().unwrap();
+    match t.iter_mut().find(|(k, _)| k == key) {
+        Some((_, v)) => v.push(secs_per_iter),
+        None => t.push((key.clone(), vec![secs_per_iter])),
+    }
+}
+
+fn median(group: &str, function: &str) -> Option<f64> {
+    let t = TIMES.lock().unwrap();
+    let (_, v) = t.iter().find(|((g, f), _)| g == group && f == function)?;
+    let mut v = v.clone();
+    v.sort_by(f64::total_cmp);
+    Some(if v.len() % 2 == 1 { v[v.len() / 2] } else { 0.5 * (v[v.len() / 2 - 1] + v[v.len() / 2]) })
+}
+
+/// Times `f` (one call = one iteration), recording each sample's time per iteration.
+fn timed(b: &mut Bencher, group: &str, function: &str, mut f: impl FnMut() -> usize) {
+    let key = (group.to_string(), function.to_string());
+    b.iter_custom(|iters| {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(f());
+        }
+        let e = start.elapsed();
+        record(&key, e.as_secs_f64() / iters as f64);
+        e
+    });
+}
+
+/// Times `routine(setup())` per iteration, leaving `setup` (input copies) out of the time.
+fn timed_build<I, O>(
+    b: &mut Bencher,
+    group: &str,
+    function: &str,
+    mut setup: impl FnMut() -> I,
+    mut routine: impl FnMut(I) -> O,
+) {
+    let key = (group.to_string(), function.to_string());
+    b.iter_custom(|iters| {
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            let input = setup();
+            let start = Instant::now();
+            let out = routine(input);
+            total += start.elapsed();
+            drop(black_box(out));
+        }
+        record(&key, total.as_secs_f64() / iters as f64);
+        total
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Queries over a whole set.
+
+fn closest_hits<P: Peer>(p: &P, rays: &RaySoa) -> usize {
+    let rays = black_box(rays);
+    (0..rays.len()).filter(|&i| p.closest(&rays.ray(i)).is_some()).count()
+}
+
+fn occluded<P: Peer>(p: &P, rays: &RaySoa) -> usize {
+    let rays = black_box(rays);
+    (0..rays.len()).filter(|&i| p.occluded(&rays.ray(i))).count()
+}
+
+fn run<P: Peer>(p: &P, set: &str, rays: &RaySoa) -> usize {
+    if set == "los" { occluded(p, rays) } else { closest_hits(p, rays) }
+}
+
+/// One library's answers to a set: `t` of the closest hit (`+inf` on a miss) or, for `los`,
+/// 0 when occluded and `+inf` when not; and the seconds the pass took.
+fn answers(set: &str, rays: &RaySoa, f: impl Fn(&lanecast::Ray, bool) -> Option<f32>) -> (Vec<f32>, f64) {
+    let los = set == "los";
+    let start = Instant::now();
+    let v = (0..rays.len()).map(|i| f(&rays.ray(i), los).unwrap_or(f32::INFINITY)).collect();
+    (v, start.elapsed().as_secs_f64())
+}
+
+fn peer_answers<P: Peer>(p: &P, set: &str, rays: &RaySoa) -> (Vec<f32>, f64) {
+    answers(set, rays, |r, los| if los { p.occluded(r).then_some(0.0) } else { p.closest(r) })
+}
+
+/// Agreement of `peer` with `reference`: (hit/miss share, share of common hits with `t`
+/// within [`T_TOL`] relative).
+fn agreement(reference: &[f32], peer: &[f32]) -> (f64, f64) {
+    let (mut same, mut both, mut close) = (0usize, 0usize, 0usize);
+    for (&a, &b) in reference.iter().zip(peer) {
+        if a.is_finite() == b.is_finite() {
+            same += 1;
+        }
+        if a.is_finite() && b.is_finite() {
+            both += 1;
+            if (a - b).abs() <= T_TOL * a.abs().max(b.abs()) {
+                close += 1;
+            }
+        }
+    }
+    (same as f64 / reference.len() as f64, close as f64 / both.max(1) as f64)
+}
+
+/// One line of the agreement table.
+struct Check {
+    scene: &'static str,
+    set: &'static str,
+    lib: String,
+    hit_miss: f64,
+    t_agree: Option<f64>,
+    oneshot_mrays: f64,
+}
+
+// ---------------------------------------------------------------------------------------
+
+fn bench_scene(
+    c: &mut Criterion,
+    pool: &rayon::ThreadPool,
+    name: &'static str,
+    file: &str,
+    cam: &Camera,
+    checks: &mut Vec<Check>,
+) -> usize {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(file);
+    let mesh = Mesh::load(&path);
+    eprintln!(
+        "{name}: {} triangles ({} degenerate dropped), {} vertices",
+        mesh.len(),
+        mesh.dropped,
+        mesh.positions.len()
+    );
+    let lc = Lanecast::build(&mesh, pool);
+    let obvhs_tris = Obvhs::triangles(&mesh);
+    let ob = Obvhs::build(&obvhs_tris);
+    let (pv, pi) = Parry::buffers(&mesh);
+    let pa = Parry::build(pv.clone(), pi.clone());
+    let bvh_shapes = BvhCrate::shapes(&mesh);
+    let mut bc = BvhCrate::build(bvh_shapes.clone(), TriTest::default());
+
+    let n = (SIDE * SIDE) as usize;
+    let bounds = lc.scene.bounds();
+    let sets: [(&'static str, RaySoa); 3] = [
+        ("primary", workload::primary(cam, SIDE, SIDE)),
+        ("incoherent", workload::incoherent(&bounds, n, SEED_INCOHERENT)),
+        ("los", workload::segments(&bounds, n, SEED_LOS)),
+    ];
+
+    // Agreement, before any timing.
+    for (set, rays) in &sets {
+        let (reference, secs) = peer_answers(&lc, set, rays);
+        let hits = reference.iter().filter(|t| t.is_finite()).count();
+        eprintln!(
+            "{name} {set}: {} rays, lanecast {} {:.1} %",
+            rays.len(),
+            if *set == "los" { "occluded" } else { "hit" },
+            100.0 * hits as f64 / rays.len() as f64
+        );
+        let mut note = |lib: &str, (answers, secs): (Vec<f32>, f64)| {
+            let (hm, ta) = agreement(&reference, &answers);
+            let t_agree = (*set != "los").then_some(ta);
+            eprintln!(
+                "  {lib:<28} hit/miss agreement {:>8.4} %{}{}   (one pass {:.2} Mrays/s)",
+                100.0 * hm,
+                t_agree.map_or(String::new(), |t| format!(", t within 1e-4: {:>8.4} %", 100.0 * t)),
+                if hm < MIN_AGREEMENT { "   ** BELOW 99.9 % **" } else { "" },
+                rays.len() as f64 / secs / 1e6
+            );
+            checks.push(Check {
+                scene: name,
+                set,
+                lib: lib.to_string(),
+                hit_miss: hm,
+                t_agree,
+                oneshot_mrays: rays.len() as f64 / secs / 1e6,
+            });
+        };
+        note("lanecast", (reference.clone(), secs));
+        note("obvhs", peer_answers(&ob, set, rays));
+        note("parry3d", peer_answers(&pa, set, rays));
+        note("bvh", peer_answers(&bc, set, rays));
+        // For reference only (not timed by criterion).
+        bc.test = TriTest::Crate;
+        note("bvh (crate triangle test)", peer_answers(&bc, set, rays));
+        bc.test = TriTest::default();
+        if *set == "los" {
+            note("parry3d (depth-first any-hit)", answers(set, rays, |r, _| pa.occluded_depth_first(r).then_some(0.0)));
+        }
+    }
+
+    for (set, rays) in &sets {
+        let gname = format!("peers_{name}_{set}");
+        let mut g = c.benchmark_group(&gname);
+        g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(rays.len() as u64));
+        g.bench_function("lanecast", |b| timed(b, &gname, "lanecast", || run(&lc, set, rays)));
+        g.bench_function("obvhs", |b| timed(b, &gname, "obvhs", || run(&ob, set, rays)));
+        g.bench_function("parry3d", |b| timed(b, &gname, "parry3d", || run(&pa, set, rays)));
+        g.bench_function("bvh", |b| timed(b, &gname, "bvh", || run(&bc, set, rays)));
+        g.finish();
+    }
+    drop(sets);
+
+    let gname = format!("peers_build_{name}");
+    let mut g = c.benchmark_group(&gname);
+    g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(mesh.len() as u64));
+    let lb = Lanecast::builder(&mesh);
+    g.bench_function("lanecast", |b| timed_build(b, &gname, "lanecast", || lb.clone(), |x| pool.install(|| x.build())));
+    g.bench_function("obvhs", |b| timed_build(b, &gname, "obvhs", || (), |_| Obvhs::build(&obvhs_tris)));
+    g.bench_function("parry3d", |b| {
+        timed_build(b, &gname, "parry3d", || (pv.clone(), pi.clone()), |(v, i)| Parry::build(v, i))
+    });
+    g.bench_function("bvh", |b| {
+        timed_build(b, &gname, "bvh", || bvh_shapes.clone(), |s| BvhCrate::build(s, TriTest::default()))
+    });
+    g.finish();
+    mesh.len()
+}
+
+fn print_table(scenes: &[(&str, usize)], checks: &[Check]) {
+    let mut out = String::new();
+    let n = (SIDE * SIDE) as f64;
+    out.push_str("## Traversal, 1 thread, Mrays/s (median of samples; 2^20 rays per set)\n\n");
+    out.push_str(
+        "| scene | set | lanecast | obvhs | parry3d | bvh | lanecast/obvhs | lanecast/parry3d | lanecast/bvh |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (scene, _) in scenes {
+        for set in SETS {
+            let g = format!("peers_{scene}_{set}");
+            let m: Vec<Option<f64>> = LIBS.iter().map(|lib| median(&g, lib).map(|s| n / s / 1e6)).collect();
+            if m.iter().all(Option::is_none) {
+                continue;
+            }
+            let _ = write!(out, "| {scene} | {set} |");
+            for v in &m {
+                let _ = write!(out, " {} |", v.map_or("–".into(), |v| format!("{v:.2}")));
+            }
+            for v in &m[1..] {
+                let r = match (m[0], v) {
+                    (Some(a), Some(b)) => format!("{:.2}×", a / b),
+                    _ => "–".into(),
+                };
+                let _ = write!(out, " {r} |");
+            }
+            out.push('\n');
+        }
+    }
+    out.push_str("\n## Build, 1 thread, ms (median of samples)\n\n");
+    out.push_str("| scene | triangles | lanecast (medium) | obvhs (medium_build) | parry3d (TriMesh::new) | bvh (Bvh::build) |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|\n");
+    for (scene, tris) in scenes {
+        let g = format!("peers_build_{scene}");
+        let _ = write!(out, "| {scene} | {tris} |");
+        for lib in LIBS {
+            let _ = write!(out, " {} |", median(&g, lib).map_or("–".into(), |s| format!("{:.1}", s * 1e3)));
+        }
+        out.push('\n');
+    }
+    out.push_str("\n## Agreement with lanecast X8 (all rays of each set, before timing)\n\n");
+    out.push_str("| scene | set | library | hit/miss agree | t agree (1e-4 rel., common hits) | one-pass Mrays/s |\n");
+    out.push_str("|---|---|---|---:|---:|---:|\n");
+    for c in checks.iter().filter(|c| c.lib != "lanecast") {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.4} %{} | {} | {:.2} |",
+            c.scene,
+            c.set,
+            c.lib,
+            100.0 * c.hit_miss,
+            if c.hit_miss < MIN_AGREEMENT { " **(< 99.9 %)**" } else { "" },
+            c.t_agree.map_or("–".into(), |t| format!("{:.4} %", 100.0 * t)),
+            c.oneshot_mrays
+        );
+    }
+    eprintln!("\n{out}");
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    let pool = one_thread();
+    let mut checks = Vec::new();
+    let done: Vec<(&str, usize)> = scenes()
+        .iter()
+        .map(|(name, file, cam)| (*name, bench_scene(&mut c, &pool, name, file, cam, &mut checks)))
+        .collect();
+    c.final_summary();
+    print_table(&done, &checks);
+}

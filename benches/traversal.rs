@@ -1,0 +1,290 @@
+//! Whole-scene traversal throughput on real meshes, and BVH build times.
+//!
+//! Scenes: `scenes/bunny.ply` (Stanford bunny) and `scenes/sponza.ply` (Dabrovic Sponza),
+//! each loaded with [`SceneBuilder::add_mesh_file`] and built at the default (medium) quality.
+//! Ray sets, all from [`lanecast::workload`]:
+//!
+//! * `primary`: 1024×1024 primary rays of the camera suggested in the meshes README
+//!   ([`workload::primary`], already in 2×4 pixel tiles, so every packet of 8 is coherent);
+//! * `incoherent`: 2^20 rays with origins in the scene box (+5 %) and uniform directions
+//!   ([`workload::incoherent`], seed [`SEED_INCOHERENT`]);
+//! * `los`: 2^20 segments between two points of the scene box (+5 %), cast as occlusion
+//!   queries ([`workload::segments`], seed [`SEED_LOS`]).
+//!
+//! Groups `traversal_<scene>_<set>` hold the functions
+//!
+//! * `scalar`, `x4`, `x8`: one ray at a time ([`Scene::intersect_with`] for `primary` and
+//!   `incoherent`, [`Scene::occluded_with`] for `los`) with that [`Backend`];
+//! * `packet8` (`primary` only): [`Scene::intersect_packet`] on 8-ray packets
+//!   ([`RaySoa::packet`] at `i = 0, 8, 16, …`).
+//!
+//! **Every iteration casts the whole set** (2^20 rays; no slicing), on one thread (no rayon),
+//! and throughput is reported in rays (`Throughput::Elements`). Each ray's result is folded
+//! into a hit count that goes through [`black_box`].
+//!
+//! Groups `build_<scene>` time [`SceneBuilder::build`] at `fast`, `medium` and `high`
+//! quality ([`Quality`]), from a clone of a builder that already holds the loaded mesh (file
+//! loading is not timed). The builder parallelises big subtrees with rayon; here it runs
+//! inside a one-thread rayon pool, so build times are single-threaded too.
+//!
+//! Criterion runs with 10 flat samples, 1 s of warm-up and 3 s of measurement per function
+//! (criterion stretches that when one iteration is long), so the whole bench takes a few
+//! minutes. After the groups, a table goes to stderr: Mrays/s per (scene, set, backend) from
+//! the median per-iteration time of the samples taken, bytes per triangle
+//! (`scene.stats().bytes / triangles`) and build times. With a filter
+//! (`cargo bench --bench traversal -- sponza`) only what ran is listed.
+//!
+//! ```text
+//! cargo bench --bench traversal
+//! cargo bench --bench traversal -- traversal_bunny_primary
+//! ```
+//!
+//! Results land in criterion's default place, `target/criterion/<group>/<function>/`.
+
+use criterion::{Bencher, Criterion, SamplingMode, Throughput};
+use glam::Vec3;
+use lanecast::bvh::Quality;
+use lanecast::camera::Camera;
+use lanecast::scene::PacketScratch;
+use lanecast::{Backend, F32x8, HitPacket, Lanes, Mask, RaySoa, Scene, SceneBuilder, workload};
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Seed of the `incoherent` set.
+const SEED_INCOHERENT: u64 = 0x1c0_4e7e;
+/// Seed of the `los` set.
+const SEED_LOS: u64 = 0x105;
+/// Image size of the `primary` set (and rays in the other sets: `SIDE * SIDE = 2^20`).
+const SIDE: u32 = 1024;
+
+/// The benchmark scenes: name, file (relative to the crate root) and the README's camera.
+fn scenes() -> [(&'static str, &'static str, Camera); 2] {
+    [
+        (
+            "bunny",
+            "scenes/bunny.ply",
+            Camera::new(Vec3::new(0.0883, 0.1852, 0.2988), Vec3::new(-0.0168, 0.1102, -0.0015), 45.0),
+        ),
+        (
+            "sponza",
+            "scenes/sponza.ply",
+            Camera::new(Vec3::new(13.94, 3.23, 0.0015), Vec3::new(-17.40, 4.89, 0.0015), 60.0),
+        ),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// Timings kept for the closing table: per (group, function), the per-iteration time of
+// every sample criterion took (warm-up calls included; they are few next to 10 samples).
+
+type Key = (String, String);
+static TIMES: Mutex<Vec<(Key, Vec<f64>)>> = Mutex::new(Vec::new());
+
+fn record(key: &Key, secs_per_iter: f64) {
+    let mut t = TIMES.lock().unwrap();
+    match t.iter_mut().find(|(k, _)| k == key) {
+        Some((_, v)) => v.push(secs_per_iter),
+        None => t.push((key.clone(), vec![secs_per_iter])),
+    }
+}
+
+/// Median seconds per iteration recorded for `(group, function)`.
+fn median(group: &str, function: &str) -> Option<f64> {
+    let t = TIMES.lock().unwrap();
+    let (_, v) = t.iter().find(|((g, f), _)| g == group && f == function)?;
+    let mut v = v.clone();
+    v.sort_by(f64::total_cmp);
+    Some(if v.len() % 2 == 1 { v[v.len() / 2] } else { 0.5 * (v[v.len() / 2 - 1] + v[v.len() / 2]) })
+}
+
+/// Times `f` (one call = one iteration) and records each sample's time per iteration.
+fn timed(b: &mut Bencher, group: &str, function: &str, mut f: impl FnMut() -> usize) {
+    let key = (group.to_string(), function.to_string());
+    b.iter_custom(|iters| {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(f());
+        }
+        let e = start.elapsed();
+        record(&key, e.as_secs_f64() / iters as f64);
+        e
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Workloads.
+
+fn closest_hits(scene: &Scene, rays: &RaySoa, backend: Backend) -> usize {
+    let rays = black_box(rays);
+    (0..rays.len()).filter(|&i| scene.intersect_with(&rays.ray(i), backend).is_some()).count()
+}
+
+fn occluded(scene: &Scene, rays: &RaySoa, backend: Backend) -> usize {
+    let rays = black_box(rays);
+    (0..rays.len()).filter(|&i| scene.occluded_with(&rays.ray(i), backend)).count()
+}
+
+fn packet_hits(scene: &Scene, rays: &RaySoa, scratch: &mut PacketScratch) -> usize {
+    let rays = black_box(rays);
+    let mut hits = 0;
+    for i in (0..rays.len()).step_by(8) {
+        let mut out = HitPacket::<F32x8>::default();
+        scene.intersect_packet(&rays.packet::<F32x8>(i), &mut out, <F32x8 as Lanes>::Mask::splat(true), scratch);
+        hits += out.hit_mask().bitmask().count_ones() as usize;
+    }
+    hits
+}
+
+const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+
+/// A one-thread rayon pool, so that builds are single-threaded like the queries.
+fn one_thread() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread rayon pool")
+}
+
+/// Facts of one scene for the table.
+struct SceneFacts {
+    name: &'static str,
+    triangles: usize,
+    bytes: usize,
+    hit_rates: Vec<(&'static str, f64)>,
+}
+
+fn bench_scene(
+    c: &mut Criterion,
+    pool: &rayon::ThreadPool,
+    name: &'static str,
+    file: &str,
+    cam: &Camera,
+) -> SceneFacts {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let mut builder = SceneBuilder::new();
+    builder.add_mesh_file(&path).unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()));
+    let scene = pool.install(|| builder.clone().build());
+    let stats = scene.stats();
+
+    let n = (SIDE * SIDE) as usize;
+    let sets: [(&'static str, RaySoa); 3] = [
+        ("primary", workload::primary(cam, SIDE, SIDE)),
+        ("incoherent", workload::incoherent(&scene.bounds(), n, SEED_INCOHERENT)),
+        ("los", workload::segments(&scene.bounds(), n, SEED_LOS)),
+    ];
+    let mut hit_rates = Vec::new();
+    for (set, rays) in &sets {
+        let hits =
+            if *set == "los" { occluded(&scene, rays, Backend::X8) } else { closest_hits(&scene, rays, Backend::X8) };
+        let rate = hits as f64 / rays.len() as f64;
+        eprintln!(
+            "{name} {set}: {} rays, {:.1} % {}",
+            rays.len(),
+            100.0 * rate,
+            if *set == "los" { "occluded" } else { "hit" }
+        );
+        hit_rates.push((*set, rate));
+
+        let gname = format!("traversal_{name}_{set}");
+        let mut g = c.benchmark_group(&gname);
+        g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(rays.len() as u64));
+        for backend in BACKENDS {
+            g.bench_function(backend.name(), |b| {
+                if *set == "los" {
+                    timed(b, &gname, backend.name(), || occluded(&scene, rays, backend))
+                } else {
+                    timed(b, &gname, backend.name(), || closest_hits(&scene, rays, backend))
+                }
+            });
+        }
+        if *set == "primary" {
+            let mut scratch = PacketScratch::default();
+            g.bench_function("packet8", |b| timed(b, &gname, "packet8", || packet_hits(&scene, rays, &mut scratch)));
+        }
+        g.finish();
+    }
+    drop(sets);
+
+    let gname = format!("build_{name}");
+    let mut g = c.benchmark_group(&gname);
+    g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(stats.triangles as u64));
+    for (fname, q) in [("fast", Quality::Fast), ("medium", Quality::Medium), ("high", Quality::High)] {
+        let mut qb = builder.clone();
+        qb.quality(q);
+        g.bench_function(fname, |b| {
+            let key = (gname.clone(), fname.to_string());
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let input = qb.clone();
+                    let start = Instant::now();
+                    let s = pool.install(|| input.build());
+                    total += start.elapsed();
+                    drop(black_box(s));
+                }
+                record(&key, total.as_secs_f64() / iters as f64);
+                total
+            });
+        });
+    }
+    g.finish();
+
+    SceneFacts { name, triangles: stats.triangles, bytes: stats.bytes, hit_rates }
+}
+
+fn print_table(facts: &[SceneFacts]) {
+    let mut out = String::new();
+    out.push_str("## lanecast traversal (1 thread, Mrays/s, median of samples)\n\n");
+    out.push_str("| scene | set | hit rate | scalar | x4 | x8 | packet8 | x8 / scalar |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for f in facts {
+        for (set, rate) in &f.hit_rates {
+            let g = format!("traversal_{}_{set}", f.name);
+            let n = (SIDE * SIDE) as f64;
+            let mrays = |func: &str| median(&g, func).map(|s| n / s / 1e6);
+            let cell = |func: &str| mrays(func).map_or("–".to_string(), |m| format!("{m:.2}"));
+            let ratio = match (mrays("x8"), mrays("scalar")) {
+                (Some(a), Some(b)) => format!("{:.2}×", a / b),
+                _ => "–".to_string(),
+            };
+            out.push_str(&format!(
+                "| {} | {set} | {:.1} % | {} | {} | {} | {} | {ratio} |\n",
+                f.name,
+                100.0 * rate,
+                cell("scalar"),
+                cell("x4"),
+                cell("x8"),
+                cell("packet8"),
+            ));
+        }
+    }
+    out.push_str("\n## memory and build (1 thread)\n\n");
+    out.push_str("| scene | triangles | bytes/triangle (medium) | build fast ms | build medium ms | build high ms |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|\n");
+    for f in facts {
+        let g = format!("build_{}", f.name);
+        let ms = |func: &str| median(&g, func).map_or("–".to_string(), |s| format!("{:.1}", s * 1e3));
+        out.push_str(&format!(
+            "| {} | {} | {:.1} | {} | {} | {} |\n",
+            f.name,
+            f.triangles,
+            f.bytes as f64 / f.triangles.max(1) as f64,
+            ms("fast"),
+            ms("medium"),
+            ms("high"),
+        ));
+    }
+    eprintln!("\n{out}");
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    let pool = one_thread();
+    let facts: Vec<SceneFacts> =
+        scenes().iter().map(|(name, file, cam)| bench_scene(&mut c, &pool, name, file, cam)).collect();
+    c.final_summary();
+    print_table(&facts);
+}
