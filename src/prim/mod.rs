@@ -18,7 +18,7 @@ mod shapes;
 mod soa;
 
 pub use shapes::{Aabb, Capsule, Plane, Sphere, Triangle};
-pub use soa::{AabbLanes, CapsuleLanes, ColumnsAt, PlaneLanes, Primitive, Soa, SphereLanes, TriangleLanes, leaf_lanes};
+pub use soa::{AabbLanes, CapsuleLanes, ColumnsAt, PlaneLanes, Primitive, Soa, SphereLanes, TriangleLanes};
 
 /// Spheres in columns `cx cy cz r`.
 pub type SphereSoa = Soa<Sphere>;

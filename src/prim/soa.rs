@@ -173,29 +173,6 @@ impl<P: Primitive> Soa<P> {
     }
 }
 
-/// Lanes `j..j + N` of a leaf stored "column block" style in `data`: the leaf covering
-/// primitives `first..first + count` keeps its `COLUMNS` columns one after another, each
-/// `count` long, starting at float `first * COLUMNS` (see `scene::KindBvh`). Lanes past
-/// `count` read whatever follows (the next column or leaf): callers mask them off. Panics
-/// if the read would leave `data` (keep `L::N` floats of slack at its end).
-#[inline(always)]
-pub fn leaf_lanes<P: Primitive, L: Lanes>(data: &[f32], first: usize, count: usize, j: usize) -> P::Lanes<L> {
-    let base = first * P::COLUMNS;
-    assert!(
-        base + (P::COLUMNS - 1) * count + j + L::N <= data.len(),
-        "leaf {first}+{count} lanes {j}.. past its storage"
-    );
-    let at = ColumnsAt {
-        base: data[base..].as_ptr(),
-        stride: count,
-        cols: P::COLUMNS,
-        i: j,
-        splat: false,
-        _data: PhantomData,
-    };
-    P::load_lanes(&at)
-}
-
 /// A position `i` in a block's columns, checked by [`Soa::lanes`] to leave `N` readable
 /// values in every column. Only this module can make one, which keeps the unchecked loads
 /// below sound.
@@ -215,10 +192,9 @@ impl ColumnsAt<'_> {
     pub fn get<L: Lanes>(&self, c: usize) -> L {
         // `cols` is the kind's constant COLUMNS, so after inlining this check folds away.
         assert!(c < self.cols, "column {c} of {}", self.cols);
-        // SAFETY: every constructor checked that `c * stride + i + N` stays inside the buffer
-        // for all `c < cols`: `Soa::lanes` asserted `i + N <= stride` with `cols * stride`
-        // values; `Soa::splat_at` asserted `i < len <= stride` (one value read); `leaf_lanes`
-        // asserted `(cols - 1) * stride + i + N <= len` from its base.
+        // SAFETY: both constructors checked that the read stays inside the buffer of
+        // `cols * stride` values for every `c < cols`: `Soa::lanes` asserted `i + N <= stride`;
+        // `Soa::splat_at` asserted `i < len <= stride` (one value read).
         unsafe {
             let p = self.base.add(c * self.stride + self.i);
             if self.splat { L::splat(p.read()) } else { L::load_ptr(p) }

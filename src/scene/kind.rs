@@ -107,11 +107,6 @@ pub struct KindBvh<P: Traceable> {
     pub bvh4: WideBvh<Node4>,
     /// 8-wide tree (x8 backend).
     pub bvh8: WideBvh<Node8>,
-    /// The same primitives laid out leaf by leaf for the wide traversals: a leaf over
-    /// `first..first + count` keeps its columns consecutively (each `count` long) from float
-    /// `first * COLUMNS`, so one leaf test touches a few adjacent cache lines instead of one
-    /// line per column. Ends with a lane block of slack.
-    pub leaf_data: Vec<f32>,
 }
 
 impl<P: Traceable> Default for KindBvh<P> {
@@ -128,8 +123,7 @@ impl<P: Traceable> KindBvh<P> {
         let b2 = bvh::build(&boxes, opts);
         let soa = Soa::from_slice(&b2.perm.iter().map(|&i| prims[i as usize]).collect::<Vec<_>>());
         let ids = b2.perm.iter().map(|&i| ids[i as usize]).collect();
-        let leaf_data = leaf_blocks(&soa, &b2.nodes);
-        Self { prims: soa, ids, bvh4: WideBvh::collapse(&b2), bvh8: WideBvh::collapse(&b2), bvh2: b2.nodes, leaf_data }
+        Self { prims: soa, ids, bvh4: WideBvh::collapse(&b2), bvh8: WideBvh::collapse(&b2), bvh2: b2.nodes }
     }
     /// Number of primitives.
     pub fn len(&self) -> usize {
@@ -152,31 +146,16 @@ impl<P: Traceable> KindBvh<P> {
         bvh::validate::validate_wide(&self.bvh8, &boxes)?;
         Ok(d)
     }
-    /// Bytes used by the 8-wide traversal: nodes, leaf-blocked primitives and ids.
+    /// Bytes used by the 8-wide traversal: nodes, primitives and ids.
     pub fn bytes_x8(&self) -> usize {
-        self.bvh8.bytes() + self.leaf_data.len() * 4 + self.ids.len() * 8
+        self.bvh8.bytes() + self.prims.padded_len() * P::COLUMNS * 4 + self.ids.len() * 8
     }
-    /// Bytes of everything kept (all three trees, both primitive layouts, ids).
+    /// Bytes of everything kept (all three trees, primitives, ids).
     pub fn bytes_total(&self) -> usize {
         self.bvh2.len() * core::mem::size_of::<Node2>()
             + self.bvh4.bytes()
             + self.bvh8.bytes()
-            + self.leaf_data.len() * 4
             + self.prims.padded_len() * P::COLUMNS * 4
             + self.ids.len() * 8
     }
-}
-
-/// Copies the leaf-ordered primitives into the leaf-blocked layout of `KindBvh::leaf_data`.
-fn leaf_blocks<P: Traceable>(soa: &Soa<P>, nodes: &[Node2]) -> Vec<f32> {
-    let c = P::COLUMNS;
-    let mut data = vec![0.0f32; soa.len() * c + crate::ray::PAD];
-    for leaf in nodes.iter().filter(|n| n.is_leaf()) {
-        let (first, count) = (leaf.index as usize, leaf.count as usize);
-        for col in 0..c {
-            let src = &soa.column(col)[first..first + count];
-            data[first * c + col * count..first * c + (col + 1) * count].copy_from_slice(src);
-        }
-    }
-    data
 }

@@ -316,9 +316,9 @@ pub struct SceneStats {
     pub sah_cost: f32,
     /// Build time.
     pub build_time: Duration,
-    /// Bytes of everything a scene keeps (three trees, two primitive layouts, ids).
+    /// Bytes of everything a scene keeps (three trees, primitives, ids).
     pub bytes: usize,
-    /// Bytes the 8-wide traversal touches (8-wide nodes, leaf-blocked primitives, ids).
+    /// Bytes the 8-wide traversal touches (8-wide nodes, primitives, ids).
     pub bytes_x8: usize,
 }
 

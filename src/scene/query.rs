@@ -211,9 +211,7 @@ fn leaf<L: Lanes, P: Traceable, const ANY: bool>(
     pre: &Prepared<L>,
     best: &mut Best,
 ) -> bool {
-    leaf_with::<L, P, ANY>(kb, first, count, pre, best, |i| {
-        crate::prim::leaf_lanes::<P, L>(&kb.leaf_data, first as usize, count as usize, i - first as usize)
-    })
+    leaf_with::<L, P, ANY>(kb, first, count, pre, best, |i| kb.prims.lanes::<L>(i))
 }
 
 /// Tests primitives `first..first + count` `N` at a time, loading lanes with `load(i)`.
