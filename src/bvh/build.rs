@@ -4,7 +4,7 @@
 
 use crate::prim::Aabb;
 use bytemuck::{Pod, Zeroable};
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 
 /// A binary BVH node (32 bytes). `count == 0`: inner node whose children are nodes
 /// `index` and `index + 1`. `count > 0`: leaf over permuted primitives `index..index+count`.
@@ -86,9 +86,10 @@ pub fn build(boxes: &[Aabb], opts: &BuildOptions) -> Bvh2 {
     if boxes.is_empty() {
         return Bvh2::default();
     }
-    let centroids: Vec<Vec3> = boxes.iter().map(|b| b.center()).collect();
+    let simd: Vec<Box3> = boxes.iter().map(|b| Box3 { min: b.min.into(), max: b.max.into() }).collect();
+    let centroids: Vec<Vec3A> = simd.iter().map(|b| (b.min + b.max) * 0.5).collect();
     let mut perm: Vec<u32> = (0..boxes.len() as u32).collect();
-    let ctx = Ctx { boxes, centroids: &centroids, opts };
+    let ctx = Ctx { boxes: &simd, centroids: &centroids, opts };
     let tree = ctx.subtree(&mut perm, 0, 0);
     let mut nodes = Vec::with_capacity(2 * boxes.len() / opts.max_leaf.max(1) + 1);
     nodes.push(Node2::zeroed());
@@ -128,9 +129,32 @@ fn flatten(t: &Tmp, at: usize, nodes: &mut Vec<Node2>) {
 }
 
 struct Ctx<'a> {
-    boxes: &'a [Aabb],
-    centroids: &'a [Vec3],
+    boxes: &'a [Box3],
+    centroids: &'a [Vec3A],
     opts: &'a BuildOptions,
+}
+
+/// A box in SIMD registers (the builder's working form of `Aabb`).
+#[derive(Clone, Copy)]
+struct Box3 {
+    min: Vec3A,
+    max: Vec3A,
+}
+
+impl Box3 {
+    const EMPTY: Box3 = Box3 { min: Vec3A::INFINITY, max: Vec3A::NEG_INFINITY };
+    #[inline(always)]
+    fn union(&self, o: &Box3) -> Box3 {
+        Box3 { min: self.min.min(o.min), max: self.max.max(o.max) }
+    }
+    #[inline(always)]
+    fn area(&self) -> f32 {
+        let e = (self.max - self.min).max(Vec3A::ZERO);
+        2.0 * (e.x * e.y + e.y * e.z + e.z * e.x)
+    }
+    fn aabb(&self) -> Aabb {
+        Aabb::new(self.min.into(), self.max.into())
+    }
 }
 
 /// A candidate split: primitives whose centroid falls in a bin below `bin` go left.
@@ -152,21 +176,24 @@ impl Split {
 
 #[derive(Clone, Copy)]
 struct Bin {
-    bounds: Aabb,
+    bounds: Box3,
     count: usize,
 }
 
-const EMPTY_BIN: Bin = Bin { bounds: Aabb::EMPTY, count: 0 };
+const EMPTY_BIN: Bin = Bin { bounds: Box3::EMPTY, count: 0 };
+const MAX_BINS: usize = 48;
 
 impl Ctx<'_> {
     /// Builds the subtree over `idx` (a slice of the permutation starting at `offset`).
     fn subtree(&self, idx: &mut [u32], offset: usize, depth: usize) -> Tmp {
-        let mut bounds = Aabb::EMPTY;
-        let mut cbounds = Aabb::EMPTY;
+        let mut b3 = Box3::EMPTY;
+        let mut c3 = Box3::EMPTY;
         for &i in idx.iter() {
-            bounds = bounds.union(&self.boxes[i as usize]);
-            cbounds = cbounds.grow(self.centroids[i as usize]);
+            b3 = b3.union(&self.boxes[i as usize]);
+            let c = self.centroids[i as usize];
+            c3 = c3.union(&Box3 { min: c, max: c });
         }
+        let (bounds, cbounds) = (b3.aabb(), c3.aabb());
         let n = idx.len();
         let leaf = Tmp::Leaf { bounds, start: offset, count: n };
         if n == 1 {
@@ -218,32 +245,41 @@ impl Ctx<'_> {
         };
         let axes = if axes.is_empty() { std::slice::from_ref(&widest) } else { axes };
         let parent_area = bounds.surface_area().max(f32::MIN_POSITIVE);
-        let mut best: Option<Split> = None;
-        let mut bins = [EMPTY_BIN; 48];
-        let mut right_area = [0.0f32; 48];
-        let mut right_count = [0usize; 48];
+        // One pass over the primitives bins all the axes at once.
+        let mut probes: [Option<Split>; 3] = [None; 3];
         for &axis in axes {
             let (lo, hi) = (cb.min[axis], cb.max[axis]);
-            if !matches!(hi.partial_cmp(&lo), Some(std::cmp::Ordering::Greater)) {
-                continue;
+            if matches!(hi.partial_cmp(&lo), Some(std::cmp::Ordering::Greater)) {
+                probes[axis] = Some(Split { axis, bin: 0, lo, scale: nbins as f32 / (hi - lo), nbins, cost: 0.0 });
             }
-            let scale = nbins as f32 / (hi - lo);
-            let probe = Split { axis, bin: 0, lo, scale, nbins, cost: 0.0 };
-            bins[..nbins].fill(EMPTY_BIN);
-            for &i in idx {
-                let b = probe.bin_of(self.centroids[i as usize][axis]);
-                bins[b].bounds = bins[b].bounds.union(&self.boxes[i as usize]);
-                bins[b].count += 1;
+        }
+        let mut bins = [[EMPTY_BIN; MAX_BINS]; 3];
+        for &i in idx {
+            let c = self.centroids[i as usize];
+            let bx = &self.boxes[i as usize];
+            for (axis, probe) in probes.iter().enumerate() {
+                if let Some(p) = probe {
+                    let bin = &mut bins[axis][p.bin_of(c[axis])];
+                    bin.bounds = bin.bounds.union(bx);
+                    bin.count += 1;
+                }
             }
+        }
+        let mut best: Option<Split> = None;
+        let mut right_area = [0.0f32; MAX_BINS];
+        let mut right_count = [0usize; MAX_BINS];
+        for (axis, probe) in probes.iter().enumerate() {
+            let Some(probe) = *probe else { continue };
+            let bins = &bins[axis];
             // Sweep from the right, then from the left.
-            let (mut acc, mut cnt) = (Aabb::EMPTY, 0);
+            let (mut acc, mut cnt) = (Box3::EMPTY, 0);
             for b in (1..nbins).rev() {
                 acc = acc.union(&bins[b].bounds);
                 cnt += bins[b].count;
-                right_area[b] = acc.surface_area();
+                right_area[b] = acc.area();
                 right_count[b] = cnt;
             }
-            let (mut acc, mut cnt) = (Aabb::EMPTY, 0);
+            let (mut acc, mut cnt) = (Box3::EMPTY, 0);
             for b in 1..nbins {
                 acc = acc.union(&bins[b - 1].bounds);
                 cnt += bins[b - 1].count;
@@ -251,8 +287,7 @@ impl Ctx<'_> {
                     continue;
                 }
                 let cost = 1.0
-                    + (acc.surface_area() * self.leaf_cost(cnt) + right_area[b] * self.leaf_cost(right_count[b]))
-                        / parent_area;
+                    + (acc.area() * self.leaf_cost(cnt) + right_area[b] * self.leaf_cost(right_count[b])) / parent_area;
                 if best.is_none_or(|s| cost < s.cost) {
                     best = Some(Split { bin: b, cost, ..probe });
                 }

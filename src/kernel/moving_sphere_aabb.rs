@@ -80,8 +80,10 @@ pub fn time_of_impact_lanes<L: Lanes>(s: &SphereLanes<L>, v: Vec3x<L>, b: &AabbL
     ];
     let mut t_edge = inf;
     for axis in 0..3 {
-        // In a vertex region every edge counts; in an edge region only the free axis.
-        let relevant = vertex | !out[axis];
+        // In a vertex region every edge counts; in an edge region only the free axis. Lanes
+        // that missed the grown box or entered through a face need no capsule at all, so a
+        // block of such lanes skips the capsule tests.
+        let relevant = box_hit & !face & (vertex | !out[axis]);
         if relevant.none() {
             continue;
         }
