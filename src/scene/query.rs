@@ -7,7 +7,7 @@ use super::{Backend, Scene};
 use crate::bvh::wide::{EMPTY_CHILD, WideBvh, WideNode, decode};
 use crate::hit::{Hit, HitPacket, HitSoa, NO_ID};
 use crate::kernel::{ray_aabb, ray_plane};
-use crate::lanes::{F32x4, F32x8, Lanes, Mask};
+use crate::lanes::{F32x4, F32x8, Lanes, Mask, prefetch};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket, RaySoa};
 use crate::vec3x::Vec3x;
@@ -144,6 +144,16 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
                 let (bits, tn) = pre.node(node, best.t);
                 if bits != 0 {
                     let kids = node.children();
+                    // Start loading the children that will be visited (incoherent rays wait on
+                    // memory more than on arithmetic).
+                    let mut b = bits;
+                    while b != 0 {
+                        let i = b.trailing_zeros() as usize;
+                        b &= b - 1;
+                        if let Ok(n) = decode(kids[i]) {
+                            prefetch(&bvh.nodes[n as usize]);
+                        }
+                    }
                     if bits & (bits - 1) == 0 {
                         cur = kids[bits.trailing_zeros() as usize];
                         continue;
@@ -157,6 +167,15 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
                             stack.push((kids[i], tn.lane(i)));
                         }
                         cur = kids[bits.trailing_zeros() as usize];
+                        continue;
+                    }
+                    if bits.count_ones() == 2 {
+                        // Two children (the common case): push the farther, visit the nearer.
+                        let (i, j) = (bits.trailing_zeros() as usize, 31 - bits.leading_zeros() as usize);
+                        let (ti, tj) = (tn.lane(i), tn.lane(j));
+                        let (near, far, tf) = if ti <= tj { (i, j, tj) } else { (j, i, ti) };
+                        stack.push((kids[far], tf));
+                        cur = kids[near];
                         continue;
                     }
                     // Several children: push them far to near, continue with the nearest.
