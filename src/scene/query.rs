@@ -331,7 +331,9 @@ impl Scene {
         if self.planes.is_empty() {
             return;
         }
-        if scalar {
+        // A few planes are cheaper one by one than through a lane packet; both kernels
+        // evaluate the same expression with the same operations, so the answer is the same.
+        if scalar || self.planes.len() < 4 {
             for i in 0..self.planes.len() {
                 if let Some(t) = ray_plane::intersect_scalar(&Ray { t_max: best.t, ..*ray }, &self.planes.get(i)) {
                     best.offer(t, self.plane_ids[i], 0.0, 0.0, PLANE_KIND, i as u32);
@@ -502,6 +504,22 @@ impl Scene {
         packet_trace(&self.tris, &pk, inv, &mut best, scratch);
         packet_trace(&self.spheres, &pk, inv, &mut best, scratch);
         packet_trace(&self.boxes, &pk, inv, &mut best, scratch);
+        // Planes: each against all lanes at once.
+        for k in 0..self.planes.len() {
+            let mut p = pk;
+            let mut t_max = [f32::INFINITY; 8];
+            for (t, b) in t_max.iter_mut().zip(&best) {
+                *t = b.t;
+            }
+            p.t_max = L::load(&t_max);
+            let (m, t) = ray_plane::intersect_lanes(&p, &self.planes.splat_at::<L>(k));
+            let mut hits = m.bitmask();
+            while hits != 0 {
+                let i = hits.trailing_zeros() as usize;
+                hits &= hits - 1;
+                best[i].offer(t.lane(i), self.plane_ids[k], 0.0, 0.0, PLANE_KIND, k as u32);
+            }
+        }
         // Write the results lane by lane into plain arrays (starting from `out`, so inactive
         // lanes keep their values), then store each field once.
         let mut f = [[0.0f32; 8]; 6];
@@ -512,7 +530,6 @@ impl Scene {
         for (i, b) in best.iter_mut().enumerate().take(L::N) {
             if bits & (1 << i) != 0 {
                 let ray = pk.ray(i);
-                self.planes_closest(&ray, b, false);
                 let h = self.finish(&ray, b).unwrap_or(Hit::MISS);
                 for (k, v) in [h.t, h.u, h.v, h.normal.x, h.normal.y, h.normal.z].into_iter().enumerate() {
                     f[k][i] = v;
