@@ -31,14 +31,12 @@
 //! build times.
 
 use criterion::{Bencher, Criterion, SamplingMode, Throughput};
-use glam::Vec3;
 use lanecast::camera::Camera;
 use lanecast::{RaySoa, workload};
 use lanecast_peers::{BvhCrate, Lanecast, Mesh, Obvhs, Parry, Peer, TriTest, one_thread};
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Seed of the `incoherent` set (the same as in lanecast's `traversal` bench).
@@ -55,56 +53,9 @@ const T_TOL: f32 = 1e-4;
 const LIBS: [&str; 4] = ["lanecast", "obvhs", "parry3d", "bvh"];
 const SETS: [&str; 3] = ["primary", "incoherent", "los"];
 
-fn scenes() -> [(&'static str, &'static str, Camera); 2] {
-    [
-        (
-            "bunny",
-            "scenes/bunny.ply",
-            Camera::new(Vec3::new(0.0883, 0.1852, 0.2988), Vec3::new(-0.0168, 0.1102, -0.0015), 45.0),
-        ),
-        (
-            "sponza",
-            "scenes/sponza.ply",
-            Camera::new(Vec3::new(13.94, 3.23, 0.0015), Vec3::new(-17.40, 4.89, 0.0015), 60.0),
-        ),
-    ]
-}
-
-// ---------------------------------------------------------------------------------------
-// Timings for the closing table: per (group, function), seconds per iteration of each call.
-
-type Key = (String, String);
-static TIMES: Mutex<Vec<(Key, Vec<f64>)>> = Mutex::new(Vec::new());
-
-fn record(key: &Key, secs_per_iter: f64) {
-    let mut t = TIMES.lock().unwrap();
-    match t.iter_mut().find(|(k, _)| k == key) {
-        Some((_, v)) => v.push(secs_per_iter),
-        None => t.push((key.clone(), vec![secs_per_iter])),
-    }
-}
-
-fn median(group: &str, function: &str) -> Option<f64> {
-    let t = TIMES.lock().unwrap();
-    let (_, v) = t.iter().find(|((g, f), _)| g == group && f == function)?;
-    let mut v = v.clone();
-    v.sort_by(f64::total_cmp);
-    Some(if v.len() % 2 == 1 { v[v.len() / 2] } else { 0.5 * (v[v.len() / 2 - 1] + v[v.len() / 2]) })
-}
-
-/// Times `f` (one call = one iteration), recording each sample's time per iteration.
-fn timed(b: &mut Bencher, group: &str, function: &str, mut f: impl FnMut() -> usize) {
-    let key = (group.to_string(), function.to_string());
-    b.iter_custom(|iters| {
-        let start = Instant::now();
-        for _ in 0..iters {
-            black_box(f());
-        }
-        let e = start.elapsed();
-        record(&key, e.as_secs_f64() / iters as f64);
-        e
-    });
-}
+#[path = "../../support/mod.rs"]
+mod support;
+use support::{median, record, scenes, timed};
 
 /// Times `routine(setup())` per iteration, leaving `setup` (input copies) out of the time.
 fn timed_build<I, O>(

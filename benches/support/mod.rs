@@ -1,0 +1,64 @@
+//! Shared by the `traversal` bench and the `lanecast-peers` bench: the benchmark meshes with
+//! their cameras, and timing that keeps every criterion sample for the closing tables.
+#![allow(dead_code)]
+
+use criterion::Bencher;
+use glam::Vec3;
+use lanecast::camera::Camera;
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// The benchmark scenes: name, file (relative to the crate root) and the README's camera.
+pub fn scenes() -> [(&'static str, &'static str, Camera); 2] {
+    [
+        (
+            "bunny",
+            "scenes/bunny.ply",
+            Camera::new(Vec3::new(0.0883, 0.1852, 0.2988), Vec3::new(-0.0168, 0.1102, -0.0015), 45.0),
+        ),
+        (
+            "sponza",
+            "scenes/sponza.ply",
+            Camera::new(Vec3::new(13.94, 3.23, 0.0015), Vec3::new(-17.40, 4.89, 0.0015), 60.0),
+        ),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// Timings kept for the closing table: per (group, function), the per-iteration time of
+// every sample criterion took (warm-up calls included; they are few next to 10 samples).
+
+pub type Key = (String, String);
+static TIMES: Mutex<Vec<(Key, Vec<f64>)>> = Mutex::new(Vec::new());
+
+pub fn record(key: &Key, secs_per_iter: f64) {
+    let mut t = TIMES.lock().unwrap();
+    match t.iter_mut().find(|(k, _)| k == key) {
+        Some((_, v)) => v.push(secs_per_iter),
+        None => t.push((key.clone(), vec![secs_per_iter])),
+    }
+}
+
+/// Median seconds per iteration recorded for `(group, function)`.
+pub fn median(group: &str, function: &str) -> Option<f64> {
+    let t = TIMES.lock().unwrap();
+    let (_, v) = t.iter().find(|((g, f), _)| g == group && f == function)?;
+    let mut v = v.clone();
+    v.sort_by(f64::total_cmp);
+    Some(if v.len() % 2 == 1 { v[v.len() / 2] } else { 0.5 * (v[v.len() / 2 - 1] + v[v.len() / 2]) })
+}
+
+/// Times `f` (one call = one iteration) and records each sample's time per iteration.
+pub fn timed(b: &mut Bencher, group: &str, function: &str, mut f: impl FnMut() -> usize) {
+    let key = (group.to_string(), function.to_string());
+    b.iter_custom(|iters| {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(f());
+        }
+        let e = start.elapsed();
+        record(&key, e.as_secs_f64() / iters as f64);
+        e
+    });
+}
