@@ -39,7 +39,7 @@ impl Node2 {
 pub enum Quality {
     /// 8 bins on the widest centroid axis only.
     Fast,
-    /// 16 bins on all three axes.
+    /// 32 bins on all three axes.
     #[default]
     Medium,
     /// 48 bins on all three axes and a costlier leaf (smaller leaves).
@@ -232,7 +232,7 @@ impl Ctx<'_> {
     fn best_split(&self, idx: &[u32], bounds: &Aabb, cb: &Aabb) -> Option<Split> {
         let (nbins, axes): (usize, &[usize]) = match self.opts.quality {
             Quality::Fast => (8, &[]),
-            Quality::Medium => (16, &[0, 1, 2]),
+            Quality::Medium => (32, &[0, 1, 2]),
             Quality::High => (48, &[0, 1, 2]),
         };
         let ext = cb.max - cb.min;
