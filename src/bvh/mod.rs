@@ -1,5 +1,5 @@
 //! Bounding volume hierarchies: a binned-SAH builder that sees only primitive boxes and
-//! returns a binary tree plus a permutation ([`build`]), its collapse into wide trees of 4
+//! returns a binary tree plus a permutation ([`build()`]), its collapse into wide trees of 4
 //! and 8 children with child boxes stored SoA ([`wide`]), and a validator ([`validate`]).
 //!
 //! Node and leaf types are `#[repr(C)]` + `bytemuck::Pod`, with their sizes asserted at
