@@ -169,14 +169,22 @@ impl HitSoa {
     /// Overwrites record `i`.
     pub fn set(&mut self, i: usize, h: &Hit) {
         assert!(i < self.len, "hit index {i} out of range for {} hits", self.len);
-        self.t[i] = h.t;
-        self.geom[i] = h.geom;
-        self.prim[i] = h.prim;
-        self.u[i] = h.u;
-        self.v[i] = h.v;
-        self.nx[i] = h.normal.x;
-        self.ny[i] = h.normal.y;
-        self.nz[i] = h.normal.z;
+        self.all_mut().set(i, h);
+    }
+    /// All records as one mutable run.
+    fn all_mut(&mut self) -> HitChunk<'_> {
+        let n = self.len;
+        HitChunk {
+            start: 0,
+            t: &mut self.t[..n],
+            geom: &mut self.geom[..n],
+            prim: &mut self.prim[..n],
+            u: &mut self.u[..n],
+            v: &mut self.v[..n],
+            nx: &mut self.nx[..n],
+            ny: &mut self.ny[..n],
+            nz: &mut self.nz[..n],
+        }
     }
     /// Disjoint mutable views of consecutive runs of `chunk` records, for parallel filling.
     pub fn chunks_mut(&mut self, chunk: usize) -> Vec<HitChunk<'_>> {
