@@ -242,10 +242,7 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, cam: &Camera, n: usize, min: D
     };
     let incoherent = workload::incoherent(&bounds, n, 3);
     let mut segs = workload::segments(&bounds, n, 4);
-    for i in 0..segs.len() {
-        let r = segs.ray(i);
-        segs.set(i, &Scene::los_ray(r.origin, r.origin + r.dir));
-    }
+    Scene::segments_to_los(&mut segs);
     let backends = [("scalar", Backend::Scalar), ("x4", Backend::X4), ("x8", Backend::X8)];
     let all = rayon::current_num_threads();
     for threads in [1, all] {

@@ -253,15 +253,7 @@ fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -
 }
 
 fn input_format(path: &str, flag: Option<FormatArg>) -> Result<Format, Fail> {
-    if let Some(f) = flag {
-        return Ok(f.into());
-    }
-    if path == "-" {
-        return Ok(Format::Csv);
-    }
-    Format::from_path(Path::new(path)).ok_or_else(|| {
-        Fail::BadInput(format!("{path}: cannot tell the format from the extension (use .csv, .bin, .npy or --format)"))
-    })
+    Format::resolve(path, flag.map(Format::from)).map_err(bad_input)
 }
 
 fn output_format(path: &str, flag: Option<FormatArg>) -> Result<Format, Fail> {
@@ -347,10 +339,7 @@ fn cmd_los(a: LosArgs) -> Result<(), Fail> {
     with_threads(a.opts.threads, || -> Result<(), Fail> {
         let mut blocked = Vec::new();
         while let Some(mut segs) = reader.next_chunk(CHUNK).map_err(bad_input)? {
-            for i in 0..segs.len() {
-                let r = segs.ray(i);
-                segs.set(i, &Scene::los_ray(r.origin, r.origin + r.dir));
-            }
+            Scene::segments_to_los(&mut segs);
             blocked.resize(segs.len(), false);
             l.scene.occluded_batch_with(&segs, &mut blocked, backend);
             let visible: Vec<bool> = blocked.iter().map(|b| !b).collect();

@@ -602,6 +602,13 @@ impl Scene {
     pub fn los_ray(a: Vec3, b: Vec3) -> Ray {
         Ray::with_interval(a, b - a, LOS_EPS, 1.0 - LOS_EPS)
     }
+
+    /// Turns segments stored as rays (`dir = b - a`, as `Ray::segment` or the segment file
+    /// readers give them) into the rays [`Scene::los_ray`] would cast, in place.
+    pub fn segments_to_los(segments: &mut RaySoa) {
+        segments.column_mut(crate::ray::RayColumn::TMin).fill(LOS_EPS);
+        segments.column_mut(crate::ray::RayColumn::TMax).fill(1.0 - LOS_EPS);
+    }
 }
 
 /// Access to one width's tree of a [`KindBvh`], whatever its primitive kind.
