@@ -126,20 +126,27 @@ pub struct WideBvh<N: WideNode> {
 }
 
 impl<N: WideNode> WideBvh<N> {
-    /// Collapses a binary BVH: each wide node takes its binary node's two children and keeps
-    /// opening the inner child of largest surface area until it has `WIDTH` children.
+    /// Collapses a binary BVH into a wide one by the surface area heuristic: for every binary
+    /// node a small dynamic program (after Ylitie, Karras and Laine 2017) finds the cheapest way
+    /// to spend up to `WIDTH` child slots on its subtree, where a slot is a wide node, or a
+    /// leaf that may merge sibling binary leaves (up to [`MAX_WIDE_LEAF`] primitives, priced per
+    /// started block of `WIDTH` lanes). The leaves keep contiguous primitive ranges, so the
+    /// binary tree's permutation is unchanged.
     pub fn collapse(b2: &Bvh2) -> Self {
         let Some(root) = b2.nodes.first() else {
             return Self { nodes: Vec::new(), root: EMPTY_CHILD, bounds: Aabb::EMPTY };
         };
         let bounds = root.aabb();
-        if root.is_leaf() {
-            return Self { nodes: Vec::new(), root: leaf_ref(root.index, root.count), bounds };
-        }
+        let plans = plan(b2, N::WIDTH);
         let mut nodes = Vec::with_capacity(b2.nodes.len() / (N::WIDTH - 1) + 1);
-        nodes.push(N::empty());
-        fill(b2, 0, 0, &mut nodes);
-        Self { nodes, root: 0, bounds }
+        let root = if plans[0].leaf {
+            leaf_ref(plans[0].first, plans[0].count)
+        } else {
+            nodes.push(N::empty());
+            emit(b2, &plans, 0, 0, &mut nodes);
+            0
+        };
+        Self { nodes, root, bounds }
     }
 
     /// Bytes of node data.
@@ -148,32 +155,162 @@ impl<N: WideNode> WideBvh<N> {
     }
 }
 
-fn fill<N: WideNode>(b2: &Bvh2, src: usize, at: usize, nodes: &mut Vec<N>) {
-    let first = b2.nodes[src].index as usize;
-    let mut kids = [0usize; 8];
-    kids[0] = first;
-    kids[1] = first + 1;
-    let mut n = 2;
-    while n < N::WIDTH {
-        let open = (0..n).filter(|&k| !b2.nodes[kids[k]].is_leaf()).max_by(|&a, &b| {
-            b2.nodes[kids[a]].aabb().surface_area().total_cmp(&b2.nodes[kids[b]].aabb().surface_area())
-        });
-        let Some(k) = open else { break };
-        let c = b2.nodes[kids[k]].index as usize;
-        kids[k] = c;
-        kids[n] = c + 1;
-        n += 1;
+/// Largest leaf of a wide tree (two 8-lane blocks, four 4-lane blocks).
+pub const MAX_WIDE_LEAF: u32 = 16;
+/// SAH price of visiting a wide node (testing all its child boxes), per unit of area.
+const NODE_COST: f32 = 1.0;
+/// SAH price of one block of `WIDTH` primitive tests, per unit of area.
+const BLOCK_COST: f32 = 1.0;
+
+/// The collapse plan of one binary node.
+#[derive(Clone, Copy)]
+struct Plan {
+    /// The subtree's primitives: `first..first + count` of the permutation.
+    first: u32,
+    count: u32,
+    /// As one slot, the subtree is a leaf (else a wide node).
+    leaf: bool,
+    /// `cost[k]`: cheapest cost of the subtree given `k` slots (`k = 1..=WIDTH`).
+    cost: [f32; 9],
+    /// `split[k]`: slots given to the left child when the subtree is spread over `k` slots
+    /// (0: it takes one slot itself).
+    split: [u8; 9],
+    /// `spread[k]`: the best left share when the node's children are spread over `k` slots
+    /// (what a wide node made of this binary node uses, with `k = WIDTH`).
+    spread: [u8; 9],
+}
+
+fn plan(b2: &Bvh2, width: usize) -> Vec<Plan> {
+    let empty = Plan { first: 0, count: 0, leaf: true, cost: [0.0; 9], split: [0; 9], spread: [0; 9] };
+    let mut plans = vec![empty; b2.nodes.len()];
+    // Children come after their parent in `b2.nodes`, so a reverse sweep is bottom-up.
+    for i in (0..b2.nodes.len()).rev() {
+        let n = &b2.nodes[i];
+        let area = n.aabb().surface_area();
+        let area = if area.is_finite() { area } else { f32::MAX };
+        let mut p = empty;
+        if n.is_leaf() {
+            p.first = n.index;
+            p.count = n.count;
+            let c = area * BLOCK_COST * n.count.div_ceil(width as u32) as f32;
+            p.cost = [c; 9];
+            plans[i] = p;
+            continue;
+        }
+        let (l, r) = (&plans[n.index as usize], &plans[n.index as usize + 1]);
+        p.first = l.first;
+        p.count = l.count + r.count;
+        // dist[k]: the children spread over k slots (left share in spread[k]).
+        let mut dist = [f32::INFINITY; 9];
+        for (k, (d, share)) in dist.iter_mut().zip(p.spread.iter_mut()).enumerate().take(width + 1).skip(2) {
+            let mut best = (l.cost[1] + r.cost[k - 1], 1);
+            for kl in 2..k {
+                let c = l.cost[kl] + r.cost[k - kl];
+                if c < best.0 {
+                    best = (c, kl);
+                }
+            }
+            (*d, *share) = (best.0, best.1 as u8);
+        }
+        let inner = area * NODE_COST + dist[width];
+        let leaf = if p.count <= MAX_WIDE_LEAF {
+            area * BLOCK_COST * p.count.div_ceil(width as u32) as f32
+        } else {
+            f32::INFINITY
+        };
+        p.leaf = leaf <= inner;
+        let one = if p.leaf { leaf } else { inner };
+        p.cost[1] = one;
+        for (k, &d) in dist.iter().enumerate().take(width + 1).skip(2) {
+            (p.cost[k], p.split[k]) = if d < one { (d, p.spread[k]) } else { (one, 0) };
+        }
+        plans[i] = p;
     }
-    for (slot, &k) in kids[..n].iter().enumerate() {
-        let node = &b2.nodes[k];
-        let r = if node.is_leaf() {
-            leaf_ref(node.index, node.count)
+    plans
+}
+
+/// Writes wide node `at` for binary inner node `src`, spreading its children over the slots.
+fn emit<N: WideNode>(b2: &Bvh2, plans: &[Plan], src: usize, at: usize, nodes: &mut Vec<N>) {
+    let mut slots = [0usize; 8];
+    let mut n = 0;
+    let kl = plans[src].spread[N::WIDTH] as usize;
+    let first = b2.nodes[src].index as usize;
+    gather(b2, plans, first, kl, &mut slots, &mut n);
+    gather(b2, plans, first + 1, N::WIDTH - kl, &mut slots, &mut n);
+    for (slot, &k) in slots[..n].iter().enumerate() {
+        let p = &plans[k];
+        let r = if p.leaf {
+            leaf_ref(p.first, p.count)
         } else {
             let idx = nodes.len();
             nodes.push(N::empty());
-            fill(b2, k, idx, nodes);
+            emit(b2, plans, k, idx, nodes);
             idx as u32
         };
-        nodes[at].set(slot, &node.aabb(), r);
+        nodes[at].set(slot, &b2.nodes[k].aabb(), r);
+    }
+}
+
+/// The binary nodes that take the `k` slots planned for subtree `src`.
+fn gather(b2: &Bvh2, plans: &[Plan], src: usize, k: usize, slots: &mut [usize; 8], n: &mut usize) {
+    let kl = plans[src].split[k] as usize;
+    if kl == 0 {
+        slots[*n] = src;
+        *n += 1;
+    } else {
+        let first = b2.nodes[src].index as usize;
+        gather(b2, plans, first, kl, slots, n);
+        gather(b2, plans, first + 1, k - kl, slots, n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bvh::{BuildOptions, build, validate::validate_wide};
+    use glam::Vec3;
+
+    fn row(n: usize, gap: f32) -> Vec<Aabb> {
+        (0..n)
+            .map(|i| Aabb::new(Vec3::new(i as f32 * gap, 0.0, 0.0), Vec3::new(i as f32 * gap + 1.0, 1.0, 1.0)))
+            .collect()
+    }
+
+    fn permuted(b2: &Bvh2, boxes: &[Aabb]) -> Vec<Aabb> {
+        b2.perm.iter().map(|&i| boxes[i as usize]).collect()
+    }
+
+    #[test]
+    fn one_primitive_leaves_merge_into_full_blocks() {
+        // Eight touching boxes built down to one primitive per leaf: one 8-lane block costs
+        // less than a node over eight leaves, so the 8-wide tree is a single leaf.
+        let boxes = row(8, 1.0);
+        let b2 = build(&boxes, &BuildOptions { max_leaf: 1, ..BuildOptions::default() });
+        assert!(b2.nodes.len() > 1);
+        let w8 = WideBvh::<Node8>::collapse(&b2);
+        assert_eq!(decode(w8.root), Err((0, 8)));
+        assert!(w8.nodes.is_empty());
+        validate_wide(&w8, &permuted(&b2, &boxes)).unwrap();
+    }
+
+    #[test]
+    fn far_apart_clusters_fill_the_slots() {
+        // 64 boxes far apart: no merging pays, so the nodes use their slots instead of
+        // nesting, and leaves never exceed the largest wide leaf.
+        let boxes = row(64, 100.0);
+        let b2 = build(&boxes, &BuildOptions { max_leaf: 1, ..BuildOptions::default() });
+        let w8 = WideBvh::<Node8>::collapse(&b2);
+        validate_wide(&w8, &permuted(&b2, &boxes)).unwrap();
+        let used: usize = w8.nodes.iter().map(|n| n.children().iter().filter(|&&c| c != EMPTY_CHILD).count()).sum();
+        assert!(used as f32 / w8.nodes.len() as f32 > 6.0, "{used} slots over {} nodes", w8.nodes.len());
+        let w4 = WideBvh::<Node4>::collapse(&b2);
+        validate_wide(&w4, &permuted(&b2, &boxes)).unwrap();
+        for n in &w4.nodes {
+            for &c in n.children() {
+                if let Err((_, count)) = decode(c) {
+                    assert!(count <= MAX_WIDE_LEAF);
+                }
+            }
+        }
     }
 }
