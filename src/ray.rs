@@ -110,10 +110,14 @@ impl Ray {
         }
         Ok(())
     }
-    /// True when the ray is valid (see the module docs).
+    /// True when the ray is valid (see the module docs): the rule of [`Ray::check`] in one
+    /// branch-free expression (`x * 0` is 0 for finite `x` and NaN otherwise).
     #[inline]
     pub fn is_valid(&self) -> bool {
-        self.check().is_ok()
+        let (o, d) = (self.origin * 0.0, self.dir * 0.0);
+        let finite = (o.x + o.y + o.z) + (d.x + d.y + d.z) + self.t_min * 0.0 == 0.0;
+        let dd = self.dir.length_squared();
+        finite & (dd > 0.0) & (dd < f32::INFINITY) & (self.t_min <= self.t_max)
     }
     /// The point at parameter `t`.
     #[inline]
@@ -153,6 +157,18 @@ impl<L: Lanes> RayPacket<L> {
         let dd = dir.length_squared();
         let valid = finite.eq(zero) & dd.gt(zero) & dd.lt(L::splat(f32::INFINITY)) & t_min.le(t_max);
         Self { origin, dir, t_min, t_max, active: active & valid }
+    }
+    /// [`RayPacket::splat`] of a ray already known to be valid (skips the lane checks).
+    #[inline(always)]
+    pub(crate) fn splat_valid(r: &Ray) -> Self {
+        debug_assert!(r.is_valid());
+        Self {
+            origin: Vec3x::splat(r.origin),
+            dir: Vec3x::splat(r.dir),
+            t_min: L::splat(r.t_min),
+            t_max: L::splat(r.t_max),
+            active: L::Mask::splat(true),
+        }
     }
     /// The same ray in every lane (for "one ray against `N` primitives").
     #[inline(always)]
@@ -371,5 +387,40 @@ mod tests {
         assert!(std::panic::catch_unwind(|| soa.packet::<F32x8>(8)).is_err());
         let big = Ray::new(Vec3::splat(3e38), Vec3::splat(3e38 / 1e30));
         assert_eq!(RayPacket::<F32x8>::splat(&big).active().bitmask(), 0xff, "no overflow in the finiteness test");
+    }
+
+    #[test]
+    fn is_valid_is_check_ok() {
+        let vals = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            1e-30,
+            1e30,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        let mut seen = [0usize; 2];
+        for &a in &vals {
+            for &b in &vals {
+                for &c in &vals {
+                    let rays = [
+                        Ray::with_interval(Vec3::new(a, 1.0, b), Vec3::new(c, 0.0, 0.0), 0.0, f32::INFINITY),
+                        Ray::with_interval(Vec3::ZERO, Vec3::new(a, b, c), 0.0, 1.0),
+                        Ray::with_interval(Vec3::splat(c), Vec3::X, a, b),
+                        Ray::with_interval(Vec3::ONE, Vec3::new(1.0, a, 0.0), b, c),
+                    ];
+                    for r in rays {
+                        assert_eq!(r.is_valid(), r.check().is_ok(), "{r:?}: {:?}", r.check());
+                        seen[r.is_valid() as usize] += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen[0] > 100 && seen[1] > 100, "{seen:?}");
     }
 }

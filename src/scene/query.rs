@@ -96,13 +96,14 @@ struct Prepared<L: Lanes> {
 }
 
 impl<L: Lanes> Prepared<L> {
+    /// Prepares a valid ray (callers check [`Ray::is_valid`] first).
     fn new(ray: &Ray) -> Self {
         let inv = ray.dir.recip();
         Self {
             o: Vec3x::splat(ray.origin),
             inv: Vec3x::splat(inv),
             neg: [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0],
-            packet: RayPacket::splat(ray),
+            packet: RayPacket::splat_valid(ray),
         }
     }
 
