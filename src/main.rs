@@ -394,7 +394,10 @@ fn cmd_info(a: InfoArgs) -> Result<(), Fail> {
     println!("bvh nodes:   {} binary, {} 8-wide; leaves {}; depth {}", s.nodes2, s.nodes8, s.leaves, s.depth);
     println!("sah cost:    {:.2}", s.sah_cost);
     println!("build time:  {:.1} ms", s.build_time.as_secs_f64() * 1e3);
-    println!("memory:      {} bytes in all; {} bytes for the 8-wide traversal (nodes, primitives, ids)", s.bytes, s.bytes_x8);
+    println!(
+        "memory:      {} bytes in all; {} bytes for the 8-wide traversal (nodes, primitives, ids)",
+        s.bytes, s.bytes_x8
+    );
     if let Some(c) = l.file.camera {
         println!(
             "camera:      eye {:?} look_at {:?} fov {} {}x{}",
