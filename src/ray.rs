@@ -351,7 +351,9 @@ impl RaySoa {
     /// The scalar ray `i`. Panics if `i >= len()`.
     pub fn ray(&self, i: usize) -> Ray {
         assert!(i < self.len, "ray index {i} out of range for {} rays", self.len);
-        let c = |k: usize| self.cols[k][i];
+        // SAFETY: every column holds `padded_len(len) >= len > i` values (`resize` keeps
+        // them equal), so one check covers all eight reads.
+        let c = |k: usize| unsafe { *self.cols[k].get_unchecked(i) };
         Ray::with_interval(Vec3::new(c(0), c(1), c(2)), Vec3::new(c(3), c(4), c(5)), c(6), c(7))
     }
     /// The packet of rays `i..i + N` (`i` a multiple of `N`); lanes past `len()` are inactive.
@@ -422,5 +424,24 @@ mod tests {
             }
         }
         assert!(seen[0] > 100 && seen[1] > 100, "{seen:?}");
+    }
+
+    #[test]
+    fn soa_rays_read_back_and_stop_at_len() {
+        let mut soa = RaySoa::default();
+        for k in 0..13 {
+            let f = k as f32;
+            soa.push(Ray::with_interval(Vec3::new(f, -f, 2.0 * f), Vec3::new(1.0, f, -f), 0.5 * f, 10.0 + f));
+        }
+        for k in 0..13 {
+            let f = k as f32;
+            let r = soa.ray(k);
+            assert_eq!(
+                (r.origin, r.dir, r.t_min, r.t_max),
+                (Vec3::new(f, -f, 2.0 * f), Vec3::new(1.0, f, -f), 0.5 * f, 10.0 + f)
+            );
+        }
+        // Index 13 is inside the padded storage but past len: still refused.
+        assert!(std::panic::catch_unwind(|| soa.ray(13)).is_err());
     }
 }
