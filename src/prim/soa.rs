@@ -527,4 +527,21 @@ mod tests {
         let past = std::panic::catch_unwind(|| s.lanes::<F32x8>(s.padded_len() + 1));
         assert!(past.is_err(), "loading past the storage must panic, not read out of bounds");
     }
+
+    #[test]
+    fn get_reads_back_every_shape_and_stops_at_len() {
+        let mut soa = Soa::<Triangle>::default();
+        let tri = |k: usize| {
+            let f = k as f32;
+            Triangle::new(Vec3::new(f, 0.0, 1.0), Vec3::new(0.0, f + 1.0, 2.0), Vec3::new(-f, 3.0, f * f))
+        };
+        // Pushing one by one grows the stride several times.
+        for k in 0..100 {
+            soa.push(tri(k));
+        }
+        for k in 0..100 {
+            assert_eq!(soa.get(k), tri(k));
+        }
+        assert!(std::panic::catch_unwind(|| soa.get(100)).is_err());
+    }
 }
