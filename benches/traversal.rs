@@ -58,7 +58,7 @@ const SEED_LOS: u64 = 0x105;
 const SIDE: u32 = 1024;
 
 mod support;
-use support::{median, record, scenes, timed};
+use support::{criterion, median, one_thread, record, scenes, timed};
 
 // ---------------------------------------------------------------------------------------
 // Workloads.
@@ -85,11 +85,6 @@ fn packet_hits(scene: &Scene, rays: &RaySoa, scratch: &mut PacketScratch) -> usi
 }
 
 const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
-
-/// A one-thread rayon pool, so that builds are single-threaded like the queries.
-fn one_thread() -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread rayon pool")
-}
 
 /// Facts of one scene for the table.
 struct SceneFacts {
@@ -224,11 +219,7 @@ fn print_table(facts: &[SceneFacts]) {
 }
 
 fn main() {
-    let mut c = Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args();
+    let mut c = criterion();
     let pool = one_thread();
     let facts: Vec<SceneFacts> =
         scenes().iter().map(|(name, file, cam)| bench_scene(&mut c, &pool, name, file, cam)).collect();

@@ -111,7 +111,8 @@ impl Ray {
         Ok(())
     }
     /// True when the ray is valid (see the module docs): the rule of [`Ray::check`] in one
-    /// branch-free expression (`x * 0` is 0 for finite `x` and NaN otherwise).
+    /// branch-free expression (`x * 0` is 0 for finite `x` and NaN otherwise), since every
+    /// query starts with it.
     #[inline]
     pub fn is_valid(&self) -> bool {
         let (o, d) = (self.origin * 0.0, self.dir * 0.0);
@@ -157,18 +158,6 @@ impl<L: Lanes> RayPacket<L> {
         let dd = dir.length_squared();
         let valid = finite.eq(zero) & dd.gt(zero) & dd.lt(L::splat(f32::INFINITY)) & t_min.le(t_max);
         Self { origin, dir, t_min, t_max, active: active & valid }
-    }
-    /// [`RayPacket::splat`] of a ray already known to be valid (skips the lane checks).
-    #[inline(always)]
-    pub(crate) fn splat_valid(r: &Ray) -> Self {
-        debug_assert!(r.is_valid());
-        Self {
-            origin: Vec3x::splat(r.origin),
-            dir: Vec3x::splat(r.dir),
-            t_min: L::splat(r.t_min),
-            t_max: L::splat(r.t_max),
-            active: L::Mask::splat(true),
-        }
     }
     /// The same ray in every lane (for "one ray against `N` primitives").
     #[inline(always)]

@@ -2,12 +2,28 @@
 //! their cameras, and timing that keeps every criterion sample for the closing tables.
 #![allow(dead_code)]
 
-use criterion::Bencher;
+use criterion::{Bencher, Criterion};
 use glam::Vec3;
 use lanecast::camera::Camera;
 use std::hint::black_box;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// A one-thread rayon pool, so that builds are single-threaded like the queries (lanecast's
+/// builder parallelises big subtrees with rayon).
+pub fn one_thread() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread rayon pool")
+}
+
+/// The criterion settings both benches share: 10 samples, 1 s warm-up, 3 s of measurement,
+/// then whatever the command line says.
+pub fn criterion() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args()
+}
 
 /// The benchmark scenes: name, file (relative to the crate root) and the README's camera.
 pub fn scenes() -> [(&'static str, &'static str, Camera); 2] {

@@ -183,6 +183,7 @@ struct Plan {
 fn plan(b2: &Bvh2, width: usize) -> Vec<Plan> {
     let empty = Plan { first: 0, count: 0, leaf: true, cost: [0.0; 9], split: [0; 9], spread: [0; 9] };
     let mut plans = vec![empty; b2.nodes.len()];
+    let leaf_cost = |area: f32, count: u32| area * BLOCK_COST * count.div_ceil(width as u32) as f32;
     // Children come after their parent in `b2.nodes`, so a reverse sweep is bottom-up.
     for i in (0..b2.nodes.len()).rev() {
         let n = &b2.nodes[i];
@@ -192,8 +193,7 @@ fn plan(b2: &Bvh2, width: usize) -> Vec<Plan> {
         if n.is_leaf() {
             p.first = n.index;
             p.count = n.count;
-            let c = area * BLOCK_COST * n.count.div_ceil(width as u32) as f32;
-            p.cost = [c; 9];
+            p.cost = [leaf_cost(area, n.count); 9];
             plans[i] = p;
             continue;
         }
@@ -213,11 +213,7 @@ fn plan(b2: &Bvh2, width: usize) -> Vec<Plan> {
             (*d, *share) = (best.0, best.1 as u8);
         }
         let inner = area * NODE_COST + dist[width];
-        let leaf = if p.count <= MAX_WIDE_LEAF {
-            area * BLOCK_COST * p.count.div_ceil(width as u32) as f32
-        } else {
-            f32::INFINITY
-        };
+        let leaf = if p.count <= MAX_WIDE_LEAF { leaf_cost(area, p.count) } else { f32::INFINITY };
         p.leaf = leaf <= inner;
         let one = if p.leaf { leaf } else { inner };
         p.cost[1] = one;

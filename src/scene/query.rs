@@ -41,18 +41,13 @@ impl<T: Copy, const N: usize> Stack<T, N> {
         self.items[self.len] = core::mem::MaybeUninit::new(v);
         self.len += 1;
     }
-    /// Writes slot `at` (which may be at or above `len`; `len` is then set by the caller).
-    #[inline(always)]
-    fn put(&mut self, at: usize, v: T) {
-        self.items[at] = core::mem::MaybeUninit::new(v);
-    }
     #[inline(always)]
     fn pop(&mut self) -> Option<T> {
         if self.len == 0 {
             return None;
         }
         self.len -= 1;
-        // SAFETY: every index below `len` was written by `push` or `put` before `len` passed it, and
+        // SAFETY: every index below `len` was written by `push` before `len` passed it, and
         // `T: Copy` has no drop to run.
         Some(unsafe { self.items[self.len].assume_init() })
     }
@@ -103,7 +98,7 @@ impl<L: Lanes> Prepared<L> {
             o: Vec3x::splat(ray.origin),
             inv: Vec3x::splat(inv),
             neg: [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0],
-            packet: RayPacket::splat_valid(ray),
+            packet: RayPacket::splat(ray),
         }
     }
 
@@ -149,9 +144,9 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
     // wait on memory more than on arithmetic; even the child visited next gains, measured on
     // bunny los). A leaf "prefetches" the current node, which is cached: no branch on the kind.
     let fetch = |r: u32, here: u32| prefetch(&bvh.nodes[if r & LEAF_BIT == 0 { r } else { here } as usize]);
-    let push = |stack: &mut WideStack, at: usize, r: u32, t: f32, here: u32| {
+    let push = |stack: &mut WideStack, r: u32, t: f32, here: u32| {
         fetch(r, here);
-        stack.put(at, (r, t));
+        stack.push((r, t));
     };
     let mut cur = bvh.root;
     loop {
@@ -168,17 +163,14 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
                         fetch(cur, idx);
                         continue;
                     }
-                    let base = stack.len;
                     if ANY {
                         // Any hit: order does not matter much; no sorting.
-                        let (mut b, mut at) = (rest, base);
+                        let mut b = rest;
                         while b != 0 {
                             let i = b.trailing_zeros() as usize;
                             b &= b - 1;
-                            push(stack, at, kids[i], tn.lane(i), idx);
-                            at += 1;
+                            push(stack, kids[i], tn.lane(i), idx);
                         }
-                        stack.len = at;
                         cur = kids[first];
                         fetch(cur, idx);
                         continue;
@@ -188,8 +180,7 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
                         let j = rest.trailing_zeros() as usize;
                         let (ti, tj) = (tn.lane(first), tn.lane(j));
                         let (near, far, tf) = if ti <= tj { (first, j, tj) } else { (j, first, ti) };
-                        push(stack, base, kids[far], tf, idx);
-                        stack.len = base + 1;
+                        push(stack, kids[far], tf, idx);
                         cur = kids[near];
                         fetch(cur, idx);
                         continue;
@@ -211,13 +202,10 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
                         order[j] = e;
                         k += 1;
                     }
-                    let top = base + k - 1;
-                    for (at, &(t, r)) in order[..k - 1].iter().enumerate() {
-                        push(stack, base + at, r, t, idx);
+                    for &(t, r) in &order[..k - 1] {
+                        push(stack, r, t, idx);
                     }
-                    let near = order[k - 1].1;
-                    stack.len = top;
-                    cur = near;
+                    cur = order[k - 1].1;
                     fetch(cur, idx);
                     continue;
                 }

@@ -33,7 +33,7 @@
 use criterion::{Bencher, Criterion, SamplingMode, Throughput};
 use lanecast::camera::Camera;
 use lanecast::{RaySoa, workload};
-use lanecast_peers::{BvhCrate, Lanecast, Mesh, Obvhs, Parry, Peer, TriTest, one_thread};
+use lanecast_peers::{BvhCrate, Lanecast, Mesh, Obvhs, Parry, Peer, TriTest};
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::Path;
@@ -55,7 +55,7 @@ const SETS: [&str; 3] = ["primary", "incoherent", "los"];
 
 #[path = "../../support/mod.rs"]
 mod support;
-use support::{median, record, scenes, timed};
+use support::{criterion, median, one_thread, record, scenes, timed};
 
 /// Times `routine(setup())` per iteration, leaving `setup` (input copies) out of the time.
 fn timed_build<I, O>(
@@ -302,11 +302,7 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check]) {
 }
 
 fn main() {
-    let mut c = Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args();
+    let mut c = criterion();
     let pool = one_thread();
     let mut checks = Vec::new();
     let done: Vec<(&str, usize)> = scenes()

@@ -37,8 +37,8 @@
 //!
 //! All queries run on the calling thread. Builds too: obvhs is built without its `parallel`
 //! feature, `bvh::Bvh::build` is the crate's sequential build (`build_par` is the rayon one),
-//! parry builds sequentially; lanecast's builder uses rayon, so [`one_thread`] gives the
-//! one-thread pool to build it in.
+//! parry builds sequentially; lanecast's builder uses rayon, so the bench builds it in a
+//! one-thread pool.
 
 use glam::{Vec3, Vec3A};
 use lanecast::scene::mesh_io::load_mesh;
@@ -83,11 +83,6 @@ impl Mesh {
     pub fn is_empty(&self) -> bool {
         self.indices.is_empty()
     }
-}
-
-/// A one-thread rayon pool (lanecast's builder parallelises big subtrees with rayon).
-pub fn one_thread() -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread rayon pool")
 }
 
 /// What the benchmark asks of every library.
