@@ -6,6 +6,7 @@
 //! compile time.
 
 pub mod build;
+pub mod reinsert;
 pub mod validate;
 pub mod wide;
 

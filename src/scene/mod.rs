@@ -150,7 +150,9 @@ impl SceneBuilder {
     }
     /// Sets the BVH quality preset.
     pub fn quality(&mut self, q: Quality) -> &mut Self {
+        // The preset's own reinsertion effort comes with it; other options stay.
         self.options.quality = q;
+        self.options.reinsertion = BuildOptions::with_quality(q).reinsertion;
         self
     }
     fn next_id(&self) -> u32 {

@@ -1,0 +1,324 @@
+//! Tree optimisation by reinsertion (Bittner, Hapala and Havran 2013; candidate choice and
+//! search after Meister and Bittner 2018): a subtree is cut out and put back where the sum of
+//! inner-node surface areas (the SAH cost with the leaves fixed) drops most. Top-down binned
+//! SAH decides splits greedily from the root down; reinsertion repairs the upper levels,
+//! where those early decisions cost most (large, overlapping boxes in architectural scenes).
+//!
+//! The leaves are never changed, only where they hang, so the result is again a [`Bvh2`]
+//! whose leaves cover a permutation of the same primitives.
+
+use super::build::{Bvh2, Node2};
+use glam::Vec3A;
+
+/// No node (parent of the root).
+const NONE: u32 = u32::MAX;
+
+/// The tree with parent links and explicit children, for local surgery.
+struct Tree {
+    lo: Vec<Vec3A>,
+    hi: Vec<Vec3A>,
+    parent: Vec<u32>,
+    /// Children of inner nodes; `[NONE, NONE]` for leaves.
+    kids: Vec<[u32; 2]>,
+    /// `(first, count)` in the old permutation, for leaves.
+    range: Vec<(u32, u32)>,
+    root: u32,
+}
+
+#[inline(always)]
+fn area(lo: Vec3A, hi: Vec3A) -> f32 {
+    let e = (hi - lo).max(Vec3A::ZERO);
+    e.x * e.y + e.y * e.z + e.z * e.x
+}
+
+impl Tree {
+    fn from_nodes(nodes: &[Node2]) -> Tree {
+        let n = nodes.len();
+        let mut t = Tree {
+            lo: nodes.iter().map(|n| Vec3A::from(n.min)).collect(),
+            hi: nodes.iter().map(|n| Vec3A::from(n.max)).collect(),
+            parent: vec![NONE; n],
+            kids: vec![[NONE; 2]; n],
+            range: vec![(0, 0); n],
+            root: 0,
+        };
+        for (i, node) in nodes.iter().enumerate() {
+            if node.is_leaf() {
+                t.range[i] = (node.index, node.count);
+            } else {
+                let (a, b) = (node.index, node.index + 1);
+                t.kids[i] = [a, b];
+                t.parent[a as usize] = i as u32;
+                t.parent[b as usize] = i as u32;
+            }
+        }
+        t
+    }
+
+    fn is_leaf(&self, i: u32) -> bool {
+        self.kids[i as usize][0] == NONE
+    }
+
+    fn area(&self, i: u32) -> f32 {
+        area(self.lo[i as usize], self.hi[i as usize])
+    }
+
+    fn sibling(&self, i: u32) -> u32 {
+        let k = self.kids[self.parent[i as usize] as usize];
+        if k[0] == i { k[1] } else { k[0] }
+    }
+
+    fn replace_child(&mut self, parent: u32, old: u32, new: u32) {
+        let k = &mut self.kids[parent as usize];
+        if k[0] == old {
+            k[0] = new;
+        } else {
+            debug_assert_eq!(k[1], old);
+            k[1] = new;
+        }
+        self.parent[new as usize] = parent;
+    }
+
+    /// Recomputes boxes from `i` up to the root.
+    fn refit_up(&mut self, mut i: u32) {
+        while i != NONE {
+            let [a, b] = self.kids[i as usize];
+            self.lo[i as usize] = self.lo[a as usize].min(self.lo[b as usize]);
+            self.hi[i as usize] = self.hi[a as usize].max(self.hi[b as usize]);
+            i = self.parent[i as usize];
+        }
+    }
+
+    /// The best place to put `n` back: `(destination, area saved)`, or `None` if nothing
+    /// beats leaving it where it is. `n` must have a grandparent.
+    fn find(&self, n: u32, stack: &mut Vec<(f32, u32)>) -> Option<(u32, f32)> {
+        let (nlo, nhi) = (self.lo[n as usize], self.hi[n as usize]);
+        let n_area = area(nlo, nhi);
+        let parent = self.parent[n as usize];
+        // Taking `n` out removes its parent (its sibling moves up) and shrinks the ancestors.
+        let mut saved = self.area(parent);
+        let mut best: Option<(u32, f32)> = None;
+        let mut best_gain = 0.0f32;
+        let mut side = self.sibling(n);
+        let home = side;
+        let (mut plo, mut phi) = (self.lo[side as usize], self.hi[side as usize]);
+        let mut pivot = parent;
+        loop {
+            // Destinations inside `side`'s subtree: the ancestors from `pivot` up keep their
+            // boxes (they contain `n` again), each node on the way down grows to hold `n`,
+            // and the new parent costs the union of `n` and the destination.
+            stack.push((saved, side));
+            while let Some((gain_so_far, x)) = stack.pop() {
+                if gain_so_far - n_area <= best_gain {
+                    continue;
+                }
+                let (xlo, xhi) = (self.lo[x as usize], self.hi[x as usize]);
+                let merged = area(xlo.min(nlo), xhi.max(nhi));
+                let gain = gain_so_far - merged;
+                if gain > best_gain && x != home {
+                    best_gain = gain;
+                    best = Some((x, gain));
+                }
+                if !self.is_leaf(x) {
+                    let rest = gain_so_far - (merged - area(xlo, xhi));
+                    if rest - n_area > best_gain {
+                        let [a, b] = self.kids[x as usize];
+                        stack.push((rest, a));
+                        stack.push((rest, b));
+                    }
+                }
+            }
+            // One level up: `pivot`'s box shrinks to its remaining content, and the subtree
+            // beside it becomes the next search region.
+            let up = self.parent[pivot as usize];
+            if up == NONE {
+                break;
+            }
+            let other =
+                if self.kids[up as usize][0] == pivot { self.kids[up as usize][1] } else { self.kids[up as usize][0] };
+            if pivot != parent {
+                // `pivot` itself (not `parent`, which disappears) shrinks to `plo..phi`.
+                saved += self.area(pivot) - area(plo, phi);
+            }
+            plo = plo.min(self.lo[other as usize]);
+            phi = phi.max(self.hi[other as usize]);
+            side = other;
+            pivot = up;
+        }
+        best
+    }
+
+    /// Cuts `n` out and hangs it beside `dst` (neither the root's child rule nor subtree
+    /// membership is checked here: `find` only returns legal destinations).
+    fn move_to(&mut self, n: u32, dst: u32) {
+        let p = self.parent[n as usize];
+        let s = self.sibling(n);
+        let g = self.parent[p as usize];
+        // Remove: the sibling takes the parent's place.
+        self.replace_child(g, p, s);
+        self.refit_up(g);
+        // Reuse `p` as the new parent of `dst` and `n`.
+        let y = self.parent[dst as usize];
+        self.replace_child(y, dst, p);
+        self.kids[p as usize] = [dst, n];
+        self.parent[dst as usize] = p;
+        self.parent[n as usize] = p;
+        self.refit_up(p);
+    }
+
+    fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self.root, 1usize)];
+        while let Some((i, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            if !self.is_leaf(i) {
+                let [a, b] = self.kids[i as usize];
+                stack.push((a, d + 1));
+                stack.push((b, d + 1));
+            }
+        }
+        deepest
+    }
+
+    /// Back to flat form: children adjacent, depth-first order, leaves renumbered so every
+    /// subtree's primitives are contiguous.
+    fn flatten(&self, perm: &[u32]) -> Bvh2 {
+        let mut nodes = Vec::with_capacity(self.lo.len());
+        let mut new_perm = Vec::with_capacity(perm.len());
+        nodes.push(bytemuck::Zeroable::zeroed());
+        let mut stack = vec![(self.root, 0usize)];
+        while let Some((i, at)) = stack.pop() {
+            let (lo, hi) = (self.lo[i as usize], self.hi[i as usize]);
+            if self.is_leaf(i) {
+                let (first, count) = self.range[i as usize];
+                let start = new_perm.len() as u32;
+                new_perm.extend_from_slice(&perm[first as usize..(first + count) as usize]);
+                nodes[at] = Node2 { min: lo.into(), count, max: hi.into(), index: start };
+            } else {
+                let first = nodes.len();
+                nodes.push(bytemuck::Zeroable::zeroed());
+                nodes.push(bytemuck::Zeroable::zeroed());
+                nodes[at] = Node2 { min: lo.into(), count: 0, max: hi.into(), index: first as u32 };
+                let [a, b] = self.kids[i as usize];
+                stack.push((b, first + 1));
+                stack.push((a, first));
+            }
+        }
+        Bvh2 { nodes, perm: new_perm }
+    }
+}
+
+/// Sum of inner-node areas relative to the root (the part of the SAH cost reinsertion
+/// changes).
+pub fn inner_area_cost(bvh: &Bvh2) -> f32 {
+    let Some(root) = bvh.nodes.first() else { return 0.0 };
+    let r = area(Vec3A::from(root.min), Vec3A::from(root.max)).max(f32::MIN_POSITIVE);
+    bvh.nodes.iter().filter(|n| !n.is_leaf()).map(|n| area(Vec3A::from(n.min), Vec3A::from(n.max))).sum::<f32>() / r
+}
+
+/// Optimises `bvh` in place by reinsertion. Each round takes the `ratio` of nodes with the
+/// largest boxes (rounds 1, 1/3, 1/5, … of that batch, `rounds` of them, so the top of the
+/// tree gets the most attempts) and moves each to its best place, one at a time. Trees that
+/// would end deeper than `max_depth` are left as they were.
+pub fn optimize(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize) {
+    if bvh.nodes.len() < 7 || ratio <= 0.0 {
+        return;
+    }
+    let mut t = Tree::from_nodes(&bvh.nodes);
+    let mut stack = Vec::with_capacity(256);
+    let mut cands: Vec<(f32, u32)> = Vec::with_capacity(bvh.nodes.len());
+    for round in 0..rounds {
+        let batch = ((bvh.nodes.len() as f32 * ratio) / (2 * round + 1) as f32).ceil() as usize;
+        cands.clear();
+        for i in 0..t.lo.len() as u32 {
+            let p = t.parent[i as usize];
+            if p != NONE && t.parent[p as usize] != NONE {
+                cands.push((t.area(i), i));
+            }
+        }
+        let batch = batch.min(cands.len());
+        if batch == 0 {
+            break;
+        }
+        cands.select_nth_unstable_by(batch - 1, |a, b| b.0.total_cmp(&a.0));
+        cands[..batch].sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+        for &(_, n) in &cands[..batch] {
+            // Earlier moves may have lifted `n` to the top two levels.
+            let p = t.parent[n as usize];
+            if p == NONE || t.parent[p as usize] == NONE {
+                continue;
+            }
+            if let Some((dst, gain)) = t.find(n, &mut stack)
+                && gain > 1e-6 * t.area(t.root)
+            {
+                t.move_to(n, dst);
+            }
+        }
+    }
+    if t.depth() <= max_depth {
+        *bvh = t.flatten(&bvh.perm);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bvh::build::{BuildOptions, build};
+    use crate::prim::Aabb;
+    use glam::Vec3;
+
+    fn boxes(n: usize, seed: u64) -> Vec<Aabb> {
+        let mut rng = crate::rng::Rng::new(seed);
+        (0..n)
+            .map(|_| {
+                let c = Vec3::new(rng.f32() * 100.0, rng.f32() * 100.0, rng.f32() * 100.0);
+                let h = Vec3::new(rng.f32(), rng.f32(), rng.f32()) * if rng.f32() < 0.1 { 30.0 } else { 1.0 };
+                Aabb::new(c - h, c + h)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reinsertion_keeps_the_leaves_and_lowers_the_cost() {
+        for (n, seed) in [(10, 1), (300, 2), (5000, 3)] {
+            let b = boxes(n, seed);
+            let opts = BuildOptions::default();
+            let mut bvh = build(&b, &opts);
+            let before = inner_area_cost(&bvh);
+            let mut leaves_before: Vec<Vec<u32>> = bvh
+                .nodes
+                .iter()
+                .filter(|n| n.is_leaf())
+                .map(|n| {
+                    let mut v = bvh.perm[n.index as usize..(n.index + n.count) as usize].to_vec();
+                    v.sort();
+                    v
+                })
+                .collect();
+            optimize(&mut bvh, 0.2, 4, 128);
+            let after = inner_area_cost(&bvh);
+            assert!(after <= before * (1.0 + 1e-5), "n={n}: cost {before} -> {after}");
+            if n >= 300 {
+                assert!(after < before, "n={n}: reinsertion found nothing ({before})");
+            }
+            // Same leaves (as sets of primitives), a permutation, and children inside parents.
+            let mut leaves_after: Vec<Vec<u32>> = bvh
+                .nodes
+                .iter()
+                .filter(|n| n.is_leaf())
+                .map(|n| {
+                    let mut v = bvh.perm[n.index as usize..(n.index + n.count) as usize].to_vec();
+                    v.sort();
+                    v
+                })
+                .collect();
+            leaves_before.sort();
+            leaves_after.sort();
+            assert_eq!(leaves_before, leaves_after);
+            let mut p = bvh.perm.clone();
+            p.sort();
+            assert_eq!(p, (0..n as u32).collect::<Vec<_>>());
+            crate::bvh::validate::validate_bvh2(&bvh, &b).unwrap();
+        }
+    }
+}
