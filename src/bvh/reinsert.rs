@@ -282,7 +282,7 @@ mod tests {
     fn reinsertion_keeps_the_leaves_and_lowers_the_cost() {
         for (n, seed) in [(10, 1), (300, 2), (5000, 3)] {
             let b = boxes(n, seed);
-            let opts = BuildOptions::default();
+            let opts = BuildOptions { reinsertion: 0.0, ..BuildOptions::default() };
             let mut bvh = build(&b, &opts);
             let before = inner_area_cost(&bvh);
             let mut leaves_before: Vec<Vec<u32>> = bvh
@@ -320,5 +320,19 @@ mod tests {
             assert_eq!(p, (0..n as u32).collect::<Vec<_>>());
             crate::bvh::validate::validate_bvh2(&bvh, &b).unwrap();
         }
+    }
+
+    #[test]
+    fn a_tree_that_would_end_too_deep_is_left_alone() {
+        let b = boxes(2000, 4);
+        let mut bvh = build(&b, &BuildOptions { reinsertion: 0.0, ..BuildOptions::default() });
+        let before = bvh.clone();
+        // Every tree over 2000 boxes is deeper than 3 levels: the pass must give up.
+        optimize(&mut bvh, 0.2, 4, 3);
+        assert_eq!(bvh.nodes, before.nodes);
+        assert_eq!(bvh.perm, before.perm);
+        // With room, the same call changes the tree.
+        optimize(&mut bvh, 0.2, 4, 128);
+        assert_ne!(bvh.nodes, before.nodes);
     }
 }
