@@ -96,13 +96,10 @@ pub fn build(boxes: &[Aabb], opts: &BuildOptions) -> Bvh2 {
     if boxes.is_empty() {
         return Bvh2::default();
     }
-    let mut refs: Vec<Ref> = boxes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| Ref { min: b.min.into(), id: i as u32, max: b.max.into(), pad: 0 })
-        .collect();
+    let mut refs: Vec<Ref> =
+        boxes.iter().enumerate().map(|(i, b)| Ref { min: b.min.into(), id: i as u32, max: b.max.into() }).collect();
     let ctx = Ctx { opts };
-    let tree = ctx.subtree(&mut refs, 0, 0);
+    let tree = ctx.subtree(&mut refs, 0, 0, &mut Vec::new());
     let perm: Vec<u32> = refs.iter().map(|r| r.id).collect();
     drop(refs);
     let mut nodes = Vec::with_capacity(2 * boxes.len() / opts.max_leaf.max(1) + 1);
@@ -151,17 +148,18 @@ struct Ctx<'a> {
     opts: &'a BuildOptions,
 }
 
-/// A primitive as the builder moves it around: its box and its caller's index, 32 bytes,
-/// so that partitioning moves the data binning reads next (sequential passes instead of
-/// gathers through a permutation).
+/// A primitive as the builder moves it around: its box and its caller's index, 32 bytes
+/// (the alignment pads it), so that partitioning moves the data binning reads next
+/// (sequential passes instead of gathers through a permutation).
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 struct Ref {
     min: [f32; 3],
     id: u32,
     max: [f32; 3],
-    pad: u32,
 }
+
+const _: () = assert!(core::mem::size_of::<Ref>() == 32);
 
 impl Ref {
     #[inline(always)]
@@ -175,21 +173,26 @@ impl Ref {
     }
 }
 
-/// A box in SIMD registers (the builder's working form of `Aabb`).
+/// A box in SIMD registers (the builder's and the reinsertion pass's working form of `Aabb`).
 #[derive(Clone, Copy)]
-struct Box3 {
-    min: Vec3A,
-    max: Vec3A,
+pub(super) struct Box3 {
+    pub(super) min: Vec3A,
+    pub(super) max: Vec3A,
 }
 
 impl Box3 {
     const EMPTY: Box3 = Box3 { min: Vec3A::INFINITY, max: Vec3A::NEG_INFINITY };
-    #[inline(always)]
-    fn union(&self, o: &Box3) -> Box3 {
-        Box3 { min: self.min.min(o.min), max: self.max.max(o.max) }
+    /// A node's box.
+    pub(super) fn of(n: &Node2) -> Box3 {
+        Box3 { min: Vec3A::from(n.min), max: Vec3A::from(n.max) }
     }
     #[inline(always)]
-    fn area(&self) -> f32 {
+    pub(super) fn union(&self, o: &Box3) -> Box3 {
+        Box3 { min: self.min.min(o.min), max: self.max.max(o.max) }
+    }
+    /// Surface area (0 for an empty box).
+    #[inline(always)]
+    pub(super) fn area(&self) -> f32 {
         let e = (self.max - self.min).max(Vec3A::ZERO);
         2.0 * (e.x * e.y + e.y * e.z + e.z * e.x)
     }
@@ -228,7 +231,8 @@ const MAX_BINS: usize = 48;
 
 impl Ctx<'_> {
     /// Builds the subtree over `idx` (the references from `offset` on in leaf order).
-    fn subtree(&self, idx: &mut [Ref], offset: usize, depth: usize) -> Tmp {
+    /// `bins` is scratch for the binning, one per rayon task (not one allocation per node).
+    fn subtree(&self, idx: &mut [Ref], offset: usize, depth: usize, bins: &mut Vec<Bin>) -> Tmp {
         let mut b3 = Box3::EMPTY;
         let mut c3 = Box3::EMPTY;
         for r in idx.iter() {
@@ -244,7 +248,7 @@ impl Ctx<'_> {
         }
         let max_leaf = self.opts.max_leaf.clamp(1, super::MAX_LEAF);
         // Past this depth, split by count so the tree always fits the traversal stack.
-        let split = if depth < 48 { self.best_split(idx, &bounds, &cbounds) } else { None };
+        let split = if depth < 48 { self.best_split(idx, &bounds, &cbounds, bins) } else { None };
         let mid = match split {
             Some(s) if s.cost < self.leaf_cost(n) || n > max_leaf => {
                 let m = partition(idx, |r| s.bin_of(r.centroid2()[s.axis]) < s.bin);
@@ -256,9 +260,12 @@ impl Ctx<'_> {
         };
         let (l, r) = idx.split_at_mut(mid);
         let (a, b) = if n >= self.opts.parallel_threshold {
-            rayon::join(|| self.subtree(l, offset, depth + 1), || self.subtree(r, offset + mid, depth + 1))
+            rayon::join(
+                || self.subtree(l, offset, depth + 1, bins),
+                || self.subtree(r, offset + mid, depth + 1, &mut Vec::new()),
+            )
         } else {
-            (self.subtree(l, offset, depth + 1), self.subtree(r, offset + mid, depth + 1))
+            (self.subtree(l, offset, depth + 1, bins), self.subtree(r, offset + mid, depth + 1, bins))
         };
         Tmp::Inner { bounds, kids: Box::new([a, b]) }
     }
@@ -276,7 +283,7 @@ impl Ctx<'_> {
     /// The cheapest binned split by the surface area heuristic (cost relative to the
     /// parent: 1 traversal + the children's leaf costs weighted by their area fraction).
     /// `cb` bounds the doubled centroids ([`Ref::centroid2`]).
-    fn best_split(&self, idx: &[Ref], bounds: &Aabb, cb: &Aabb) -> Option<Split> {
+    fn best_split(&self, idx: &[Ref], bounds: &Aabb, cb: &Aabb, bins: &mut Vec<Bin>) -> Option<Split> {
         let (nbins, axes): (usize, &[usize]) = match self.opts.quality {
             Quality::Fast => (8, &[]),
             Quality::Medium => (32, &[0, 1, 2]),
@@ -303,7 +310,8 @@ impl Ctx<'_> {
                 probes[axis] = Some(Split { axis, bin: 0, lo, scale: nbins as f32 / (hi - lo), nbins, cost: 0.0 });
             }
         }
-        let mut bins = vec![EMPTY_BIN; 3 * nbins];
+        bins.clear();
+        bins.resize(3 * nbins, EMPTY_BIN);
         for r in idx {
             let c = r.centroid2();
             let bx = &r.bounds();

@@ -7,40 +7,32 @@
 //! The leaves are never changed, only where they hang, so the result is again a [`Bvh2`]
 //! whose leaves cover a permutation of the same primitives.
 
-use super::build::{Bvh2, Node2};
-use glam::Vec3A;
+use super::build::{Box3, Bvh2, Node2};
 
 /// No node (parent of the root).
 const NONE: u32 = u32::MAX;
+/// The root stays node 0: no move touches the root or its children (moved nodes need a
+/// grandparent, and a destination always has a parent).
+const ROOT: u32 = 0;
 
 /// The tree with parent links and explicit children, for local surgery.
 struct Tree {
-    lo: Vec<Vec3A>,
-    hi: Vec<Vec3A>,
+    boxes: Vec<Box3>,
     parent: Vec<u32>,
     /// Children of inner nodes; `[NONE, NONE]` for leaves.
     kids: Vec<[u32; 2]>,
     /// `(first, count)` in the old permutation, for leaves.
     range: Vec<(u32, u32)>,
-    root: u32,
-}
-
-#[inline(always)]
-fn area(lo: Vec3A, hi: Vec3A) -> f32 {
-    let e = (hi - lo).max(Vec3A::ZERO);
-    e.x * e.y + e.y * e.z + e.z * e.x
 }
 
 impl Tree {
     fn from_nodes(nodes: &[Node2]) -> Tree {
         let n = nodes.len();
         let mut t = Tree {
-            lo: nodes.iter().map(|n| Vec3A::from(n.min)).collect(),
-            hi: nodes.iter().map(|n| Vec3A::from(n.max)).collect(),
+            boxes: nodes.iter().map(Box3::of).collect(),
             parent: vec![NONE; n],
             kids: vec![[NONE; 2]; n],
             range: vec![(0, 0); n],
-            root: 0,
         };
         for (i, node) in nodes.iter().enumerate() {
             if node.is_leaf() {
@@ -60,7 +52,13 @@ impl Tree {
     }
 
     fn area(&self, i: u32) -> f32 {
-        area(self.lo[i as usize], self.hi[i as usize])
+        self.boxes[i as usize].area()
+    }
+
+    /// Only nodes two or more levels below the root can move.
+    fn has_grandparent(&self, i: u32) -> bool {
+        let p = self.parent[i as usize];
+        p != NONE && self.parent[p as usize] != NONE
     }
 
     fn sibling(&self, i: u32) -> u32 {
@@ -83,8 +81,7 @@ impl Tree {
     fn refit_up(&mut self, mut i: u32) {
         while i != NONE {
             let [a, b] = self.kids[i as usize];
-            self.lo[i as usize] = self.lo[a as usize].min(self.lo[b as usize]);
-            self.hi[i as usize] = self.hi[a as usize].max(self.hi[b as usize]);
+            self.boxes[i as usize] = self.boxes[a as usize].union(&self.boxes[b as usize]);
             i = self.parent[i as usize];
         }
     }
@@ -92,16 +89,17 @@ impl Tree {
     /// The best place to put `n` back: `(destination, area saved)`, or `None` if nothing
     /// beats leaving it where it is. `n` must have a grandparent.
     fn find(&self, n: u32, stack: &mut Vec<(f32, u32)>) -> Option<(u32, f32)> {
-        let (nlo, nhi) = (self.lo[n as usize], self.hi[n as usize]);
-        let n_area = area(nlo, nhi);
+        let nb = self.boxes[n as usize];
+        let n_area = nb.area();
         let parent = self.parent[n as usize];
         // Taking `n` out removes its parent (its sibling moves up) and shrinks the ancestors.
         let mut saved = self.area(parent);
-        let mut best: Option<(u32, f32)> = None;
-        let mut best_gain = 0.0f32;
+        // Best destination and its gain; only gains above 0 count.
+        let (mut best, mut best_gain) = (NONE, 0.0f32);
         let mut side = self.sibling(n);
         let home = side;
-        let (mut plo, mut phi) = (self.lo[side as usize], self.hi[side as usize]);
+        // What `pivot` holds once `n` is gone.
+        let mut rest_box = self.boxes[side as usize];
         let mut pivot = parent;
         loop {
             // Destinations inside `side`'s subtree: the ancestors from `pivot` up keep their
@@ -112,15 +110,13 @@ impl Tree {
                 if gain_so_far - n_area <= best_gain {
                     continue;
                 }
-                let (xlo, xhi) = (self.lo[x as usize], self.hi[x as usize]);
-                let merged = area(xlo.min(nlo), xhi.max(nhi));
+                let merged = self.boxes[x as usize].union(&nb).area();
                 let gain = gain_so_far - merged;
                 if gain > best_gain && x != home {
-                    best_gain = gain;
-                    best = Some((x, gain));
+                    (best, best_gain) = (x, gain);
                 }
                 if !self.is_leaf(x) {
-                    let rest = gain_so_far - (merged - area(xlo, xhi));
+                    let rest = gain_so_far - (merged - self.area(x));
                     if rest - n_area > best_gain {
                         let [a, b] = self.kids[x as usize];
                         stack.push((rest, a));
@@ -134,18 +130,16 @@ impl Tree {
             if up == NONE {
                 break;
             }
-            let other =
-                if self.kids[up as usize][0] == pivot { self.kids[up as usize][1] } else { self.kids[up as usize][0] };
+            let other = self.sibling(pivot);
             if pivot != parent {
-                // `pivot` itself (not `parent`, which disappears) shrinks to `plo..phi`.
-                saved += self.area(pivot) - area(plo, phi);
+                // `pivot` itself (not `parent`, which disappears) shrinks to `rest_box`.
+                saved += self.area(pivot) - rest_box.area();
             }
-            plo = plo.min(self.lo[other as usize]);
-            phi = phi.max(self.hi[other as usize]);
+            rest_box = rest_box.union(&self.boxes[other as usize]);
             side = other;
             pivot = up;
         }
-        best
+        (best != NONE).then_some((best, best_gain))
     }
 
     /// Cuts `n` out and hangs it beside `dst` (neither the root's child rule nor subtree
@@ -168,7 +162,7 @@ impl Tree {
 
     fn depth(&self) -> usize {
         let mut deepest = 0;
-        let mut stack = vec![(self.root, 1usize)];
+        let mut stack = vec![(ROOT, 1usize)];
         while let Some((i, d)) = stack.pop() {
             deepest = deepest.max(d);
             if !self.is_leaf(i) {
@@ -183,12 +177,12 @@ impl Tree {
     /// Back to flat form: children adjacent, depth-first order, leaves renumbered so every
     /// subtree's primitives are contiguous.
     fn flatten(&self, perm: &[u32]) -> Bvh2 {
-        let mut nodes = Vec::with_capacity(self.lo.len());
+        let mut nodes = Vec::with_capacity(self.boxes.len());
         let mut new_perm = Vec::with_capacity(perm.len());
         nodes.push(bytemuck::Zeroable::zeroed());
-        let mut stack = vec![(self.root, 0usize)];
+        let mut stack = vec![(ROOT, 0usize)];
         while let Some((i, at)) = stack.pop() {
-            let (lo, hi) = (self.lo[i as usize], self.hi[i as usize]);
+            let (lo, hi) = (self.boxes[i as usize].min, self.boxes[i as usize].max);
             if self.is_leaf(i) {
                 let (first, count) = self.range[i as usize];
                 let start = new_perm.len() as u32;
@@ -212,8 +206,8 @@ impl Tree {
 /// changes).
 pub fn inner_area_cost(bvh: &Bvh2) -> f32 {
     let Some(root) = bvh.nodes.first() else { return 0.0 };
-    let r = area(Vec3A::from(root.min), Vec3A::from(root.max)).max(f32::MIN_POSITIVE);
-    bvh.nodes.iter().filter(|n| !n.is_leaf()).map(|n| area(Vec3A::from(n.min), Vec3A::from(n.max))).sum::<f32>() / r
+    let r = Box3::of(root).area().max(f32::MIN_POSITIVE);
+    bvh.nodes.iter().filter(|n| !n.is_leaf()).map(|n| Box3::of(n).area()).sum::<f32>() / r
 }
 
 /// Optimises `bvh` in place by reinsertion. Each round takes the `ratio` of nodes with the
@@ -230,12 +224,7 @@ pub fn optimize(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize) {
     for round in 0..rounds {
         let batch = ((bvh.nodes.len() as f32 * ratio) / (2 * round + 1) as f32).ceil() as usize;
         cands.clear();
-        for i in 0..t.lo.len() as u32 {
-            let p = t.parent[i as usize];
-            if p != NONE && t.parent[p as usize] != NONE {
-                cands.push((t.area(i), i));
-            }
-        }
+        cands.extend((0..t.boxes.len() as u32).filter(|&i| t.has_grandparent(i)).map(|i| (t.area(i), i)));
         let batch = batch.min(cands.len());
         if batch == 0 {
             break;
@@ -244,12 +233,11 @@ pub fn optimize(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize) {
         cands[..batch].sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
         for &(_, n) in &cands[..batch] {
             // Earlier moves may have lifted `n` to the top two levels.
-            let p = t.parent[n as usize];
-            if p == NONE || t.parent[p as usize] == NONE {
+            if !t.has_grandparent(n) {
                 continue;
             }
             if let Some((dst, gain)) = t.find(n, &mut stack)
-                && gain > 1e-6 * t.area(t.root)
+                && gain > 1e-6 * t.area(ROOT)
             {
                 t.move_to(n, dst);
             }
@@ -278,6 +266,22 @@ mod tests {
             .collect()
     }
 
+    /// Every leaf's primitives as a sorted list, the lists sorted.
+    fn leaf_sets(bvh: &Bvh2) -> Vec<Vec<u32>> {
+        let mut sets: Vec<Vec<u32>> = bvh
+            .nodes
+            .iter()
+            .filter(|n| n.is_leaf())
+            .map(|n| {
+                let mut v = bvh.perm[n.index as usize..(n.index + n.count) as usize].to_vec();
+                v.sort();
+                v
+            })
+            .collect();
+        sets.sort();
+        sets
+    }
+
     #[test]
     fn reinsertion_keeps_the_leaves_and_lowers_the_cost() {
         for (n, seed) in [(10, 1), (300, 2), (5000, 3)] {
@@ -285,16 +289,7 @@ mod tests {
             let opts = BuildOptions { reinsertion: 0.0, ..BuildOptions::default() };
             let mut bvh = build(&b, &opts);
             let before = inner_area_cost(&bvh);
-            let mut leaves_before: Vec<Vec<u32>> = bvh
-                .nodes
-                .iter()
-                .filter(|n| n.is_leaf())
-                .map(|n| {
-                    let mut v = bvh.perm[n.index as usize..(n.index + n.count) as usize].to_vec();
-                    v.sort();
-                    v
-                })
-                .collect();
+            let leaves_before = leaf_sets(&bvh);
             optimize(&mut bvh, 0.2, 4, 128);
             let after = inner_area_cost(&bvh);
             assert!(after <= before * (1.0 + 1e-5), "n={n}: cost {before} -> {after}");
@@ -302,19 +297,7 @@ mod tests {
                 assert!(after < before, "n={n}: reinsertion found nothing ({before})");
             }
             // Same leaves (as sets of primitives), a permutation, and children inside parents.
-            let mut leaves_after: Vec<Vec<u32>> = bvh
-                .nodes
-                .iter()
-                .filter(|n| n.is_leaf())
-                .map(|n| {
-                    let mut v = bvh.perm[n.index as usize..(n.index + n.count) as usize].to_vec();
-                    v.sort();
-                    v
-                })
-                .collect();
-            leaves_before.sort();
-            leaves_after.sort();
-            assert_eq!(leaves_before, leaves_after);
+            assert_eq!(leaves_before, leaf_sets(&bvh));
             let mut p = bvh.perm.clone();
             p.sort();
             assert_eq!(p, (0..n as u32).collect::<Vec<_>>());
