@@ -5,7 +5,7 @@
 use super::kind::{KindBvh, Traceable};
 use super::{Backend, Scene};
 use crate::bvh::wide::{EMPTY_CHILD, LEAF_BIT, WideBvh, WideNode, decode};
-use crate::hit::{Hit, HitPacket, HitSoa, NO_ID};
+use crate::hit::{Hit, HitPacket, HitSoa};
 use crate::kernel::{ray_aabb, ray_plane};
 use crate::lanes::{F32x4, F32x8, Lanes, Mask, prefetch};
 use crate::prim::{Aabb, Sphere, Triangle};
@@ -53,31 +53,37 @@ impl<T: Copy, const N: usize> Stack<T, N> {
     }
 }
 
-/// The best hit so far, before its normal is computed.
+/// The best hit so far, before its normal is computed. Its ids are looked up only when
+/// needed (a tie, or the final answer): `ids[index]` of the table of its kind. Loading them
+/// for every candidate cost a cache miss per hit on incoherent rays.
 #[derive(Clone, Copy, Debug)]
-struct Best {
+struct Best<'a> {
     t: f32,
-    geom: u32,
-    prim: u32,
     u: f32,
     v: f32,
     kind: u8,
     index: u32,
+    ids: &'a [[u32; 2]],
 }
 
-impl Best {
+impl<'a> Best<'a> {
     fn new(t_max: f32) -> Self {
-        Self { t: t_max, geom: NO_ID, prim: NO_ID, u: 0.0, v: 0.0, kind: u8::MAX, index: 0 }
+        Self { t: t_max, u: 0.0, v: 0.0, kind: u8::MAX, index: 0, ids: &[] }
     }
-    /// Takes the candidate if it is nearer, or equally near with smaller ids.
+    /// Takes candidate `ids[index]` if it is nearer, or equally near with smaller ids
+    /// (`(geom, prim)` compared as a pair).
     #[inline(always)]
-    fn offer(&mut self, t: f32, ids: [u32; 2], u: f32, v: f32, kind: u8, index: u32) {
-        if t < self.t || (t == self.t && (ids[0], ids[1]) < (self.geom, self.prim)) {
-            *self = Best { t, geom: ids[0], prim: ids[1], u, v, kind, index };
+    fn offer(&mut self, t: f32, u: f32, v: f32, kind: u8, index: u32, ids: &'a [[u32; 2]]) {
+        if t < self.t || (t == self.t && (!self.found() || ids[index as usize] < self.ids())) {
+            *self = Best { t, u, v, kind, index, ids };
         }
     }
     fn found(&self) -> bool {
-        self.geom != NO_ID
+        self.kind != u8::MAX
+    }
+    /// `[geom, prim]` of the hit (only when found).
+    fn ids(&self) -> [u32; 2] {
+        self.ids[self.index as usize]
     }
 }
 
@@ -129,11 +135,11 @@ impl<L: Lanes> Prepared<L> {
 /// Closest hit (or, with `ANY`, any hit) of one ray in one kind's wide tree. `stack` is
 /// empty on entry and on return.
 #[inline(always)]
-fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
-    kb: &KindBvh<P>,
+fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
+    kb: &'a KindBvh<P>,
     bvh: &WideBvh<N>,
     pre: &Prepared<L>,
-    best: &mut Best,
+    best: &mut Best<'a>,
     stack: &mut WideStack,
 ) -> bool {
     debug_assert_eq!(L::N, N::WIDTH);
@@ -232,24 +238,24 @@ fn trace_wide<L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
 
 /// Tests a leaf's primitives `N` at a time; returns whether anything was hit.
 #[inline(always)]
-fn leaf<L: Lanes, P: Traceable, const ANY: bool>(
-    kb: &KindBvh<P>,
+fn leaf<'a, L: Lanes, P: Traceable, const ANY: bool>(
+    kb: &'a KindBvh<P>,
     first: u32,
     count: u32,
     pre: &Prepared<L>,
-    best: &mut Best,
+    best: &mut Best<'a>,
 ) -> bool {
     leaf_with::<L, P, ANY>(kb, first, count, pre, best, |i| kb.prims.lanes::<L>(i))
 }
 
 /// Tests primitives `first..first + count` `N` at a time, loading lanes with `load(i)`.
 #[inline(always)]
-fn leaf_with<L: Lanes, P: Traceable, const ANY: bool>(
-    kb: &KindBvh<P>,
+fn leaf_with<'a, L: Lanes, P: Traceable, const ANY: bool>(
+    kb: &'a KindBvh<P>,
     first: u32,
     count: u32,
     pre: &Prepared<L>,
-    best: &mut Best,
+    best: &mut Best<'a>,
     load: impl Fn(usize) -> P::Lanes<L>,
 ) -> bool {
     let (mut i, end) = (first as usize, (first + count) as usize);
@@ -266,13 +272,13 @@ fn leaf_with<L: Lanes, P: Traceable, const ANY: bool>(
         any |= bits != 0;
         if ANY && bits != 0 {
             let k = bits.trailing_zeros() as usize;
-            best.offer(t.lane(k), kb.ids[i + k], u.lane(k), v.lane(k), P::KIND, (i + k) as u32);
+            best.offer(t.lane(k), u.lane(k), v.lane(k), P::KIND, (i + k) as u32, &kb.ids);
             return true;
         }
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            best.offer(t.lane(k), kb.ids[i + k], u.lane(k), v.lane(k), P::KIND, (i + k) as u32);
+            best.offer(t.lane(k), u.lane(k), v.lane(k), P::KIND, (i + k) as u32, &kb.ids);
         }
         i += L::N;
     }
@@ -280,7 +286,7 @@ fn leaf_with<L: Lanes, P: Traceable, const ANY: bool>(
 }
 
 /// Closest hit (or any hit) of one ray in one kind's binary tree, scalar kernels.
-fn trace_scalar<P: Traceable, const ANY: bool>(kb: &KindBvh<P>, ray: &Ray, best: &mut Best) -> bool {
+fn trace_scalar<'a, P: Traceable, const ANY: bool>(kb: &'a KindBvh<P>, ray: &Ray, best: &mut Best<'a>) -> bool {
     let nodes = &kb.bvh2;
     if nodes.is_empty() {
         return false;
@@ -296,7 +302,7 @@ fn trace_scalar<P: Traceable, const ANY: bool>(kb: &KindBvh<P>, ray: &Ray, best:
             for k in n.index as usize..(n.index + n.count) as usize {
                 let r = Ray { t_max: best.t, ..*ray };
                 if let Some((t, u, v)) = kb.prims.get(k).hit_scalar(&r) {
-                    best.offer(t, kb.ids[k], u, v, P::KIND, k as u32);
+                    best.offer(t, u, v, P::KIND, k as u32, &kb.ids);
                     if ANY {
                         return true;
                     }
@@ -336,7 +342,7 @@ fn trace_scalar<P: Traceable, const ANY: bool>(kb: &KindBvh<P>, ray: &Ray, best:
 }
 
 impl Scene {
-    fn planes_closest(&self, ray: &Ray, best: &mut Best, scalar: bool) {
+    fn planes_closest<'a>(&'a self, ray: &Ray, best: &mut Best<'a>, scalar: bool) {
         if self.planes.is_empty() {
             return;
         }
@@ -345,7 +351,7 @@ impl Scene {
         if scalar || self.planes.len() < 4 {
             for i in 0..self.planes.len() {
                 if let Some(t) = ray_plane::intersect_scalar(&Ray { t_max: best.t, ..*ray }, &self.planes.get(i)) {
-                    best.offer(t, self.plane_ids[i], 0.0, 0.0, PLANE_KIND, i as u32);
+                    best.offer(t, 0.0, 0.0, PLANE_KIND, i as u32, &self.plane_ids);
                 }
             }
         } else {
@@ -356,7 +362,7 @@ impl Scene {
                 while bits != 0 {
                     let k = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    best.offer(t.lane(k), self.plane_ids[i + k], 0.0, 0.0, PLANE_KIND, (i + k) as u32);
+                    best.offer(t.lane(k), 0.0, 0.0, PLANE_KIND, (i + k) as u32, &self.plane_ids);
                 }
             }
         }
@@ -374,11 +380,12 @@ impl Scene {
             2 => self.boxes.prims.get(i).normal_at(p, b.u, b.v),
             _ => self.planes.get(i).normal.normalize_or_zero(),
         };
-        Some(Hit { t: b.t, geom: b.geom, prim: b.prim, u: b.u, v: b.v, normal })
+        let [geom, prim] = b.ids();
+        Some(Hit { t: b.t, geom, prim, u: b.u, v: b.v, normal })
     }
 
     #[inline(always)]
-    fn trace<const ANY: bool>(&self, ray: &Ray, backend: Backend) -> Best {
+    fn trace<const ANY: bool>(&self, ray: &Ray, backend: Backend) -> Best<'_> {
         let mut best = Best::new(ray.t_max);
         if !ray.is_valid() {
             return best;
@@ -409,7 +416,7 @@ impl Scene {
     }
 
     /// Wide traversal of the three kinds' trees of one width (stopping early with `ANY`).
-    fn trace_kinds<L: Lanes, N: WideNode, const ANY: bool>(&self, ray: &Ray, best: &mut Best)
+    fn trace_kinds<'a, L: Lanes, N: WideNode, const ANY: bool>(&'a self, ray: &Ray, best: &mut Best<'a>)
     where
         KindBvh<Triangle>: WideTrees<N>,
         KindBvh<Sphere>: WideTrees<N>,
@@ -505,16 +512,16 @@ impl Scene {
         if !ray.is_valid() {
             return None;
         }
-        fn all_scalar<P: Traceable>(kb: &KindBvh<P>, ray: &Ray, best: &mut Best) {
+        fn all_scalar<'a, P: Traceable>(kb: &'a KindBvh<P>, ray: &Ray, best: &mut Best<'a>) {
             for k in 0..kb.len() {
                 if let Some((t, u, v)) = kb.prims.get(k).hit_scalar(ray) {
-                    best.offer(t, kb.ids[k], u, v, P::KIND, k as u32);
+                    best.offer(t, u, v, P::KIND, k as u32, &kb.ids);
                 }
             }
         }
-        fn all_lanes<L: Lanes>(s: &Scene, ray: &Ray, best: &mut Best) {
+        fn all_lanes<'a, L: Lanes>(s: &'a Scene, ray: &Ray, best: &mut Best<'a>) {
             let pre = Prepared::<L>::new(ray);
-            fn all<L: Lanes, P: Traceable>(kb: &KindBvh<P>, pre: &Prepared<L>, best: &mut Best) {
+            fn all<'a, L: Lanes, P: Traceable>(kb: &'a KindBvh<P>, pre: &Prepared<L>, best: &mut Best<'a>) {
                 leaf_with::<L, P, false>(kb, 0, kb.len() as u32, pre, best, |i| kb.prims.lanes::<L>(i));
             }
             all(&s.tris, &pre, best);
@@ -574,7 +581,7 @@ impl Scene {
             while hits != 0 {
                 let i = hits.trailing_zeros() as usize;
                 hits &= hits - 1;
-                best[i].offer(t.lane(i), self.plane_ids[k], 0.0, 0.0, PLANE_KIND, k as u32);
+                best[i].offer(t.lane(i), 0.0, 0.0, PLANE_KIND, k as u32, &self.plane_ids);
             }
         }
         // Write the results lane by lane into plain arrays (starting from `out`, so inactive
@@ -703,11 +710,11 @@ impl Default for PacketScratch {
 
 /// Packet traversal of one kind's binary tree: every visited node is slab-tested against
 /// all lanes; children are visited nearer-first along the first active ray's direction.
-fn packet_trace<L: Lanes, P: Traceable>(
-    kb: &KindBvh<P>,
+fn packet_trace<'a, L: Lanes, P: Traceable>(
+    kb: &'a KindBvh<P>,
     pk: &RayPacket<L>,
     inv: Vec3x<L>,
-    best: &mut [Best; 8],
+    best: &mut [Best<'a>; 8],
     scratch: &mut PacketScratch,
 ) {
     let nodes = &kb.bvh2;
@@ -747,7 +754,7 @@ fn packet_trace<L: Lanes, P: Traceable>(
                     while bits != 0 {
                         let i = bits.trailing_zeros() as usize;
                         bits &= bits - 1;
-                        best[i].offer(t.lane(i), kb.ids[k], u.lane(i), v.lane(i), P::KIND, k as u32);
+                        best[i].offer(t.lane(i), u.lane(i), v.lane(i), P::KIND, k as u32, &kb.ids);
                         best_t[i] = best[i].t;
                     }
                 }
