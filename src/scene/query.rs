@@ -170,12 +170,21 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
                         continue;
                     }
                     if ANY {
-                        // Any hit: order does not matter much; no sorting.
-                        let mut b = rest;
-                        while b != 0 {
-                            let i = b.trailing_zeros() as usize;
-                            b &= b - 1;
-                            push(stack, kids[i], tn.lane(i), idx);
+                        // Any hit: leaves first (they can end the query), no sorting.
+                        let mut leaves = 0u32;
+                        for (i, &c) in kids.iter().enumerate() {
+                            leaves |= (c >> 31) << i;
+                        }
+                        leaves &= bits;
+                        let first = if leaves != 0 { leaves.trailing_zeros() } else { bits.trailing_zeros() } as usize;
+                        let rest = bits & !(1 << first);
+                        for b in [rest & !leaves, rest & leaves] {
+                            let mut b = b;
+                            while b != 0 {
+                                let i = b.trailing_zeros() as usize;
+                                b &= b - 1;
+                                push(stack, kids[i], tn.lane(i), idx);
+                            }
                         }
                         cur = kids[first];
                         fetch(cur, idx);
