@@ -393,6 +393,21 @@ macro_rules! wide_lanes {
 wide_lanes!(f32x4, u32x4, M4, 4, "x4", "Mask of 4 lanes (all-ones / all-zeros per lane).");
 wide_lanes!(f32x8, u32x8, M8, 8, "x8", "Mask of 8 lanes (all-ones / all-zeros per lane).");
 
+/// Hints the CPU to start loading the cache line holding `x` (a no-op on other
+/// architectures).
+#[inline(always)]
+pub fn prefetch_line<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults or changes memory, whatever the
+    // address, and SSE (which provides it) is part of the x86_64 baseline.
+    unsafe {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// Hints the CPU to start loading the 256 bytes at `x` into the cache (a no-op on other
 /// architectures). Used by BVH traversal for the nodes it is about to visit.
 #[inline(always)]

@@ -75,6 +75,7 @@ impl<'a> Best<'a> {
     #[inline(always)]
     fn offer(&mut self, t: f32, u: f32, v: f32, kind: u8, index: u32, ids: &'a [[u32; 2]]) {
         if t < self.t || (t == self.t && (!self.found() || ids[index as usize] < self.ids())) {
+            crate::lanes::prefetch_line(&ids[index as usize]);
             *self = Best { t, u, v, kind, index, ids };
         }
     }
