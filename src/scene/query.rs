@@ -352,10 +352,16 @@ fn trace_scalar<'a, P: Traceable, const ANY: bool>(kb: &'a KindBvh<P>, ray: &Ray
 }
 
 impl Scene {
+    /// Offers the planes' hits to `best` (the emptiness check inlined: most scenes have none).
+    #[inline(always)]
     fn planes_closest<'a>(&'a self, ray: &Ray, best: &mut Best<'a>, scalar: bool) {
-        if self.planes.is_empty() {
-            return;
+        if !self.planes.is_empty() {
+            self.planes_offer(ray, best, scalar);
         }
+    }
+
+    #[inline(never)]
+    fn planes_offer<'a>(&'a self, ray: &Ray, best: &mut Best<'a>, scalar: bool) {
         // A few planes are cheaper one by one than through a lane packet; both kernels
         // evaluate the same expression with the same operations, so the answer is the same.
         if scalar || self.planes.len() < 4 {
