@@ -48,9 +48,9 @@ pub trait WideNode: Pod + Send + Sync + 'static {
 }
 
 macro_rules! wide_node {
-    ($name:ident, $w:literal, $bytes:literal, $doc:literal) => {
+    ($name:ident, $w:literal, $bytes:literal, $align:literal, $doc:literal) => {
         #[doc = $doc]
-        #[repr(C)]
+        #[repr(C, align($align))]
         #[derive(Clone, Copy, Debug, Pod, Zeroable)]
         pub struct $name {
             /// Child box minimum x.
@@ -70,6 +70,7 @@ macro_rules! wide_node {
         }
 
         const _: () = assert!(core::mem::size_of::<$name>() == $bytes);
+        const _: () = assert!(core::mem::align_of::<$name>() == $align);
 
         impl WideNode for $name {
             const WIDTH: usize = $w;
@@ -111,8 +112,8 @@ macro_rules! wide_node {
     };
 }
 
-wide_node!(Node4, 4, 112, "A node with 4 children (112 bytes).");
-wide_node!(Node8, 8, 224, "A node with 8 children (224 bytes).");
+wide_node!(Node4, 4, 112, 16, "A node with 4 children (112 bytes, 16-byte aligned: within 2 cache lines).");
+wide_node!(Node8, 8, 224, 32, "A node with 8 children (224 bytes, 32-byte aligned: within 4 cache lines).");
 
 /// A wide BVH: `root` is a child reference (a node, a leaf, or empty for no primitives).
 #[derive(Clone, Debug)]
