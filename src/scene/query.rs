@@ -602,18 +602,25 @@ impl Scene {
         }
         // Write the results lane by lane into plain arrays (starting from `out`, so inactive
         // lanes keep their values), then store each field once.
+        // (Plain statements: an array of vectors walked by an iterator was copied through
+        // memory several times, a tenth of a bunny packet's time.)
         let mut f = [[0.0f32; 8]; 6];
-        for (k, v) in [out.t, out.u, out.v, out.normal.x, out.normal.y, out.normal.z].into_iter().enumerate() {
-            v.store(&mut f[k]);
-        }
+        out.t.store(&mut f[0]);
+        out.u.store(&mut f[1]);
+        out.v.store(&mut f[2]);
+        out.normal.x.store(&mut f[3]);
+        out.normal.y.store(&mut f[4]);
+        out.normal.z.store(&mut f[5]);
         let bits = active.bitmask();
-        for (i, b) in best.iter_mut().enumerate().take(L::N) {
+        for (i, b) in best.iter().enumerate().take(L::N) {
             if bits & (1 << i) != 0 {
-                let ray = pk.ray(i);
-                let h = self.finish(&ray, b).unwrap_or(Hit::MISS);
-                for (k, v) in [h.t, h.u, h.v, h.normal.x, h.normal.y, h.normal.z].into_iter().enumerate() {
-                    f[k][i] = v;
-                }
+                let h = self.finish(&pk.ray(i), b).unwrap_or(Hit::MISS);
+                f[0][i] = h.t;
+                f[1][i] = h.u;
+                f[2][i] = h.v;
+                f[3][i] = h.normal.x;
+                f[4][i] = h.normal.y;
+                f[5][i] = h.normal.z;
                 out.geom[i] = h.geom;
                 out.prim[i] = h.prim;
             }
@@ -742,13 +749,16 @@ fn packet_trace<'a, L: Lanes, P: Traceable>(
     let stack = &mut scratch.stack;
     let mut sp = 0;
     let mut cur = 0usize;
+    // The lanes' best t, kept in a register: reloading it from an array written lane by lane
+    // would stall on store-to-load forwarding after every hit.
     let mut best_t = [f32::INFINITY; 8];
     for (i, b) in best.iter().enumerate().take(L::N) {
         best_t[i] = b.t;
     }
+    let mut t_best = L::load(&best_t);
     loop {
         let n = &nodes[cur];
-        let t_max = L::load(&best_t);
+        let t_max = t_best;
         let (tn, tf) = ray_aabb::slab_lanes(
             pk.origin,
             inv,
@@ -764,14 +774,16 @@ fn packet_trace<'a, L: Lanes, P: Traceable>(
                 for k in n.index as usize..(n.index + n.count) as usize {
                     let mut p = *pk;
                     p.restrict(m);
-                    p.t_max = L::load(&best_t);
+                    p.t_max = t_best;
                     let (hm, t, u, v) = P::hit_lanes(&p, &kb.prims.splat_at::<L>(k));
                     let mut bits = hm.bitmask();
+                    // A hit is at most the lane's best t; on a tie the t is the same whichever
+                    // primitive the tie rule keeps.
+                    t_best = L::select(hm, t, t_best);
                     while bits != 0 {
                         let i = bits.trailing_zeros() as usize;
                         bits &= bits - 1;
                         best[i].offer(t.lane(i), u.lane(i), v.lane(i), P::KIND, k as u32, &kb.ids);
-                        best_t[i] = best[i].t;
                     }
                 }
             } else {
