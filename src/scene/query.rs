@@ -458,7 +458,7 @@ impl Scene {
     #[inline]
     pub fn intersect_with(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
         let Ray { origin: o, dir: d, t_min, t_max } = *ray;
-        self.closest_by_value(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, backend)
+        self.trace_by_value::<false, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, backend, |r, b| self.finish(r, b))
     }
 
     /// True if anything is hit with `t_min <= t <= t_max` (default backend).
@@ -470,18 +470,18 @@ impl Scene {
     #[inline]
     pub fn occluded_with(&self, ray: &Ray, backend: Backend) -> bool {
         let Ray { origin: o, dir: d, t_min, t_max } = *ray;
-        self.occluded_by_value(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, backend)
+        self.trace_by_value::<true, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, backend, |_, b| b.found())
     }
 
-    // The single-ray queries take the ray as eight `f32` arguments, which travel in
-    // registers. Through `&Ray`, a ray the caller has just written field by field (as every
-    // loop that builds rays does) would be read back with wider loads that straddle those
-    // stores; the CPU cannot forward them and waits for the stores to retire. On bunny
-    // primary rays that cost about a quarter of the throughput.
-
+    /// The traversal behind the single-ray queries, out of line, with `answer` made from its
+    /// result. The ray comes as eight `f32` arguments, which travel in registers: through
+    /// `&Ray` (or an array, which is passed by pointer too), a ray the caller has just written
+    /// field by field, as every loop that builds rays does, was read back with wider loads
+    /// straddling those stores; the CPU cannot forward such loads and waits for the stores to
+    /// retire. On bunny primary rays that cost about a quarter of the throughput.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn closest_by_value(
+    fn trace_by_value<const ANY: bool, R>(
         &self,
         ox: f32,
         oy: f32,
@@ -492,27 +492,10 @@ impl Scene {
         t_min: f32,
         t_max: f32,
         backend: Backend,
-    ) -> Option<Hit> {
+        answer: impl FnOnce(&Ray, &Best) -> R,
+    ) -> R {
         let ray = Ray { origin: Vec3::new(ox, oy, oz), dir: Vec3::new(dx, dy, dz), t_min, t_max };
-        self.finish(&ray, &self.trace::<false>(&ray, backend))
-    }
-
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    fn occluded_by_value(
-        &self,
-        ox: f32,
-        oy: f32,
-        oz: f32,
-        dx: f32,
-        dy: f32,
-        dz: f32,
-        t_min: f32,
-        t_max: f32,
-        backend: Backend,
-    ) -> bool {
-        let ray = Ray { origin: Vec3::new(ox, oy, oz), dir: Vec3::new(dx, dy, dz), t_min, t_max };
-        self.trace::<true>(&ray, backend).found()
+        answer(&ray, &self.trace::<ANY>(&ray, backend))
     }
 
     /// The reference answer by brute force: every primitive tested with the scalar kernels,
