@@ -393,37 +393,36 @@ macro_rules! wide_lanes {
 wide_lanes!(f32x4, u32x4, M4, 4, "x4", "Mask of 4 lanes (all-ones / all-zeros per lane).");
 wide_lanes!(f32x8, u32x8, M8, 8, "x8", "Mask of 8 lanes (all-ones / all-zeros per lane).");
 
-/// Hints the CPU to start loading the cache line holding `x` (a no-op on other
+/// Hints the CPU to start loading the cache line holding `p` (a no-op on other
 /// architectures).
 #[inline(always)]
-pub fn prefetch_line<T>(x: &T) {
+fn prefetch_at(p: *const i8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults or changes memory, whatever the
     // address, and SSE (which provides it) is part of the x86_64 baseline.
     unsafe {
-        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>());
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    let _ = p;
+}
+
+/// Hints the CPU to start loading the cache line holding `x` (a no-op on other
+/// architectures).
+#[inline(always)]
+pub fn prefetch_line<T>(x: &T) {
+    prefetch_at((x as *const T).cast());
 }
 
 /// Hints the CPU to start loading the 256 bytes at `x` into the cache (a no-op on other
 /// architectures). Used by BVH traversal for the nodes it is about to visit.
 #[inline(always)]
 pub fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint: it never faults or changes memory, whatever the
-    // address, and SSE (which provides it) is part of the x86_64 baseline.
-    unsafe {
-        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>());
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>().add(64));
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>().add(128));
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>().add(192));
+    let p: *const i8 = (x as *const T).cast();
+    for line in 0..4 {
+        // Addresses past `x` are only hinted at, never read.
+        prefetch_at(p.wrapping_add(64 * line));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// 4 lanes of f32 (`wide::f32x4`).

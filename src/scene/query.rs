@@ -174,13 +174,13 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
                         // Any hit: leaves first (they can end the query), no sorting.
                         let mut leaves = 0u32;
                         for (i, &c) in kids.iter().enumerate() {
-                            leaves |= (c >> 31) << i;
+                            leaves |= u32::from(c & LEAF_BIT != 0) << i;
                         }
                         leaves &= bits;
                         let first = if leaves != 0 { leaves.trailing_zeros() } else { bits.trailing_zeros() } as usize;
                         let rest = bits & !(1 << first);
-                        for b in [rest & !leaves, rest & leaves] {
-                            let mut b = b;
+                        // Inner children first, so the leaves end on top of the stack.
+                        for mut b in [rest & !leaves, rest & leaves] {
                             while b != 0 {
                                 let i = b.trailing_zeros() as usize;
                                 b &= b - 1;
@@ -734,19 +734,18 @@ fn packet_trace<'a, L: Lanes, P: Traceable>(
     let mut cur = 0usize;
     // The lanes' best t, kept in a register: reloading it from an array written lane by lane
     // would stall on store-to-load forwarding after every hit.
-    let mut best_t = [f32::INFINITY; 8];
-    for (i, b) in best.iter().enumerate().take(L::N) {
-        best_t[i] = b.t;
+    let mut init = [f32::INFINITY; 8];
+    for (t, b) in init.iter_mut().zip(best.iter()).take(L::N) {
+        *t = b.t;
     }
-    let mut t_best = L::load(&best_t);
+    let mut t_best = L::load(&init);
     loop {
         let n = &nodes[cur];
-        let t_max = t_best;
         let (tn, tf) = ray_aabb::slab_lanes(
             pk.origin,
             inv,
             pk.t_min,
-            t_max,
+            t_best,
             Vec3x::splat(Vec3::from(n.min)),
             Vec3x::splat(Vec3::from(n.max)),
         );
