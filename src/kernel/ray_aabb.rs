@@ -9,7 +9,7 @@
 //! running value, so such a slab constrains nothing — the closed-box answer — and no NaN
 //! reaches a lane result.
 
-use crate::lanes::Lanes;
+use crate::lanes::{Lanes, Mask};
 use crate::prim::{Aabb, AabbLanes};
 use crate::ray::{Ray, RayPacket};
 use crate::vec3x::Vec3x;
@@ -83,6 +83,13 @@ pub fn slab_lanes<L: Lanes>(
 /// that contains a primitive the kernels hit is never culled by rounding.
 pub const TRAVERSAL_SLACK: f32 = 1.0 / 1_048_576.0;
 
+/// Scale of far-plane distances and of `t_max` in traversal slab tests, `1 + 2·`
+/// [`TRAVERSAL_SLACK`]. Folded into a per-ray `1/d` for the far planes, it widens the slab
+/// interval at no cost per box. Scaling by more than 1 widens only a non-negative exit time
+/// (rounding never flips the sign of a slab distance), so rays whose interval reaches below
+/// 0 also get [`widen_lanes`] (see [`TraversalRay::test`]).
+pub const FAR_SCALE: f32 = 1.0 + 2.0 * TRAVERSAL_SLACK;
+
 /// Widens `(t_enter, t_exit)` by [`TRAVERSAL_SLACK`] (NaN stays NaN: a miss).
 #[inline(always)]
 pub fn widen_lanes<L: Lanes>(t_enter: L, t_exit: L) -> (L, L) {
@@ -96,28 +103,118 @@ pub fn widen_scalar(t_enter: f32, t_exit: f32) -> (f32, f32) {
     (t_enter - t_enter.abs() * TRAVERSAL_SLACK, t_exit + t_exit.abs() * TRAVERSAL_SLACK)
 }
 
-/// Slab test for BVH traversal with the scalar reference: the widened interval, if any.
-pub(crate) fn traversal_scalar(ray: &Ray, t_max: f32, b: &Aabb) -> Option<f32> {
-    if !b.is_valid() {
-        return None;
-    }
-    let mut t = (ray.t_min, t_max);
-    for i in 0..3 {
-        let ood = 1.0 / ray.dir[i];
-        if ood.is_infinite() {
-            if ray.origin[i] < b.min[i] || ray.origin[i] > b.max[i] {
-                return None;
-            }
-        } else {
-            let (mut near, mut far) = ((b.min[i] - ray.origin[i]) * ood, (b.max[i] - ray.origin[i]) * ood);
-            if near > far {
-                core::mem::swap(&mut near, &mut far);
-            }
-            t = (t.0.max(near), t.1.min(far));
+/// The upper bound a traversal compares stored entry times with: `t` widened by twice
+/// [`TRAVERSAL_SLACK`] (a subtree entered at the best hit's `t`, up to rounding, may still
+/// hold an equally near primitive with smaller ids).
+#[inline(always)]
+pub fn cull_bound(t: f32) -> f32 {
+    t + t.abs() * (2.0 * TRAVERSAL_SLACK)
+}
+
+/// One ray set up for traversal slab tests against many boxes (a wide node's children):
+/// broadcast origin, `1/d` for the near planes and `1/d ·` [`FAR_SCALE`] for the far ones,
+/// which plane is near on each axis (from the sign of `1/d`), and whether the interval
+/// reaches below 0. Boxes are BVH boxes: finite with `min <= max`, or the empty box
+/// `(+inf, -inf)` of an unused slot, which is never hit.
+#[derive(Clone, Copy, Debug)]
+pub struct TraversalRay<L: Lanes> {
+    origin: Vec3x<L>,
+    inv: Vec3x<L>,
+    inv_far: Vec3x<L>,
+    t_min: L,
+    neg: [bool; 3],
+    signed: bool,
+}
+
+impl<L: Lanes> TraversalRay<L> {
+    /// Sets up `ray` (its `t_max` is not used: each test gets the current one).
+    #[inline(always)]
+    pub fn new(ray: &Ray) -> Self {
+        let inv = ray.dir.recip();
+        Self {
+            origin: Vec3x::splat(ray.origin),
+            inv: Vec3x::splat(inv),
+            inv_far: Vec3x::splat(inv * FAR_SCALE),
+            t_min: L::splat(ray.t_min),
+            neg: [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0],
+            signed: ray.t_min < 0.0,
         }
     }
-    let (tn, tf) = widen_scalar(t.0, t.1);
+
+    /// Slab test against the boxes whose columns are `[min_x, min_y, min_z, max_x, max_y,
+    /// max_z]` (at least `N` values each) for `t ∈ [t_min, t_max]`: the hit lanes and the
+    /// entry times. Equal, lane by lane, to [`traversal_scalar`].
+    #[inline(always)]
+    pub fn test(&self, columns: [&[f32]; 6], t_max: f32) -> (L::Mask, L) {
+        let [mnx, mny, mnz, mxx, mxy, mxz] = columns;
+        // The near/far choice picks which column to load (no select on the values).
+        let pick = |neg: bool, lo: &[f32], hi: &[f32]| {
+            if neg { (L::load(hi), L::load(lo)) } else { (L::load(lo), L::load(hi)) }
+        };
+        let (nx, fx) = pick(self.neg[0], mnx, mxx);
+        let (ny, fy) = pick(self.neg[1], mny, mxy);
+        let (nz, fz) = pick(self.neg[2], mnz, mxz);
+        let (o, inv, inv_far) = (&self.origin, &self.inv, &self.inv_far);
+        // NaN (a ray lying in a slab plane) is dropped by the fold: see the module docs.
+        let tn = ((nz - o.z) * inv.z).max(((ny - o.y) * inv.y).max(((nx - o.x) * inv.x).max(self.t_min)));
+        let tf = ((fz - o.z) * inv_far.z)
+            .min(((fy - o.y) * inv_far.y).min(((fx - o.x) * inv_far.x).min(L::splat(t_max * FAR_SCALE))));
+        let (tn, tf) = if self.signed { widen_lanes(tn, tf) } else { (tn, tf) };
+        (tn.le(tf), tn)
+    }
+}
+
+/// Scalar twin of [`TraversalRay::test`] for one box (and the slab test of the scalar
+/// backend's traversal): the entry time if `ray` meets `b` within `[t_min, t_max]`, widened
+/// as the lanes version is. It mirrors the lanes arithmetic operation for operation,
+/// including the NaN rule of the fold, so both agree exactly.
+pub fn traversal_scalar(ray: &Ray, t_max: f32, b: &Aabb) -> Option<f32> {
+    // The lanes' `max`/`min`: the second operand when either is NaN.
+    let max = |a: f32, b: f32| if a > b { a } else { b };
+    let min = |a: f32, b: f32| if a < b { a } else { b };
+    let inv = ray.dir.recip();
+    let inv_far = inv * FAR_SCALE;
+    let (mut tn, mut tf) = (ray.t_min, t_max * FAR_SCALE);
+    for i in 0..3 {
+        let (near, far) = if inv[i] < 0.0 { (b.max[i], b.min[i]) } else { (b.min[i], b.max[i]) };
+        tn = max((near - ray.origin[i]) * inv[i], tn);
+        tf = min((far - ray.origin[i]) * inv_far[i], tf);
+    }
+    let (tn, tf) = if ray.t_min < 0.0 { widen_scalar(tn, tf) } else { (tn, tf) };
     (tn <= tf).then_some(tn)
+}
+
+/// Traversal slab test of `N` rays against one box each, for packet traversal: the lanes
+/// twin of [`traversal_scalar`] with per-lane rays (`inv = 1/d`, `inv_far = inv ·`
+/// [`FAR_SCALE`]). Returns `(hit, t_enter)`.
+#[inline(always)]
+pub fn traversal_packet<L: Lanes>(
+    o: Vec3x<L>,
+    inv: Vec3x<L>,
+    inv_far: Vec3x<L>,
+    t_min: L,
+    t_max: L,
+    bmin: Vec3x<L>,
+    bmax: Vec3x<L>,
+) -> (L::Mask, L) {
+    let zero = L::splat(0.0);
+    let axis = |o: L, inv: L, inv_far: L, lo: L, hi: L| {
+        let neg = inv.lt(zero);
+        ((L::select(neg, hi, lo) - o) * inv, (L::select(neg, lo, hi) - o) * inv_far)
+    };
+    let (nx, fx) = axis(o.x, inv.x, inv_far.x, bmin.x, bmax.x);
+    let (ny, fy) = axis(o.y, inv.y, inv_far.y, bmin.y, bmax.y);
+    let (nz, fz) = axis(o.z, inv.z, inv_far.z, bmin.z, bmax.z);
+    let tn = nz.max(ny.max(nx.max(t_min)));
+    let tf = fz.min(fy.min(fx.min(t_max * L::splat(FAR_SCALE))));
+    let signed = t_min.lt(zero);
+    let (tn, tf) = if signed.any() {
+        let (wn, wf) = widen_lanes(tn, tf);
+        (L::select(signed, wn, tn), L::select(signed, wf, tf))
+    } else {
+        (tn, tf)
+    };
+    (tn.le(tf), tn)
 }
 
 /// Lanes twin of [`intersect_scalar`]: `(hit, t_enter, t_exit)`; misses are `(+inf, -inf)`.

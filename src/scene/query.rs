@@ -6,7 +6,9 @@ use super::kind::{KindBvh, Traceable};
 use super::{Backend, Scene};
 use crate::bvh::wide::{EMPTY_CHILD, LEAF_BIT, WideBvh, WideNode, decode};
 use crate::hit::{Hit, HitPacket, HitSoa};
-use crate::kernel::{ray_aabb, ray_plane};
+use crate::kernel::child_order::{self, StackEntry};
+use crate::kernel::ray_aabb::{self, TraversalRay, cull_bound};
+use crate::kernel::ray_plane;
 use crate::lanes::{F32x4, F32x8, Lanes, Mask, prefetch};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket, RaySoa};
@@ -17,7 +19,7 @@ use rayon::prelude::*;
 /// Entries of a wide traversal stack (enough for the deepest tree `validate` accepts).
 const WIDE_STACK: usize = 1024;
 /// The stack of pending wide-tree subtrees with their entry times.
-type WideStack = Stack<(u32, f32), WIDE_STACK>;
+type WideStack = Stack<StackEntry, WIDE_STACK>;
 /// Entries of a binary traversal stack.
 const BIN_STACK: usize = 2 * crate::bvh::STACK_DEPTH + 2;
 
@@ -40,6 +42,16 @@ impl<T: Copy, const N: usize> Stack<T, N> {
         assert!(self.len < N, "traversal stack overflow");
         self.items[self.len] = core::mem::MaybeUninit::new(v);
         self.len += 1;
+    }
+    /// Pushes `block[..n]`, copying all 8 entries (one unconditional copy, no loop over `n`;
+    /// the entries past `n` are overwritten by later pushes).
+    #[inline(always)]
+    fn push_block(&mut self, block: &[T; 8], n: usize) {
+        assert!(self.len + 8 <= N && n <= 8, "traversal stack overflow");
+        for (slot, &v) in self.items[self.len..self.len + 8].iter_mut().zip(block) {
+            *slot = core::mem::MaybeUninit::new(v);
+        }
+        self.len += n;
     }
     #[inline(always)]
     fn pop(&mut self) -> Option<T> {
@@ -88,48 +100,24 @@ impl<'a> Best<'a> {
     }
 }
 
-/// A ray prepared for wide traversal: broadcast origin and inverse direction, and the
-/// near/far plane choice per axis from the sign of the inverse direction.
+/// A ray prepared for wide traversal: the slab-test setup and the broadcast ray for the
+/// leaf kernels.
 struct Prepared<L: Lanes> {
-    o: Vec3x<L>,
-    inv: Vec3x<L>,
-    neg: [bool; 3],
+    ray: TraversalRay<L>,
     packet: RayPacket<L>,
 }
 
 impl<L: Lanes> Prepared<L> {
     /// Prepares a valid ray (callers check [`Ray::is_valid`] first).
     fn new(ray: &Ray) -> Self {
-        let inv = ray.dir.recip();
-        Self {
-            o: Vec3x::splat(ray.origin),
-            inv: Vec3x::splat(inv),
-            neg: [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0],
-            packet: RayPacket::splat(ray),
-        }
+        Self { ray: TraversalRay::new(ray), packet: RayPacket::splat(ray) }
     }
 
     /// Slab test of the ray against every child box of a node: (hit bits, entry times).
     #[inline(always)]
     fn node<N: WideNode>(&self, n: &N, t_max: f32) -> (u32, L) {
-        let [mnx, mny, mnz, mxx, mxy, mxz] = n.columns();
-        let pick = |neg: bool, lo: &[f32], hi: &[f32]| {
-            if neg { (L::load(hi), L::load(lo)) } else { (L::load(lo), L::load(hi)) }
-        };
-        let (nx, fx) = pick(self.neg[0], mnx, mxx);
-        let (ny, fy) = pick(self.neg[1], mny, mxy);
-        let (nz, fz) = pick(self.neg[2], mnz, mxz);
-        let tnx = (nx - self.o.x) * self.inv.x;
-        let tny = (ny - self.o.y) * self.inv.y;
-        let tnz = (nz - self.o.z) * self.inv.z;
-        let tfx = (fx - self.o.x) * self.inv.x;
-        let tfy = (fy - self.o.y) * self.inv.y;
-        let tfz = (fz - self.o.z) * self.inv.z;
-        // NaN (a ray lying in a slab plane) is dropped by the fold: see kernel::ray_aabb.
-        let tn = tnz.max(tny.max(tnx.max(self.packet.t_min)));
-        let tf = tfz.min(tfy.min(tfx.min(L::splat(t_max))));
-        let (tn, tf) = ray_aabb::widen_lanes(tn, tf);
-        (tn.le(tf).bitmask(), tn)
+        let (hit, tn) = self.ray.test(n.columns(), t_max);
+        (hit.bitmask(), tn)
     }
 }
 
@@ -153,7 +141,7 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
     let fetch = |r: u32, here: u32| prefetch(&bvh.nodes[if r & LEAF_BIT == 0 { r } else { here } as usize]);
     let push = |stack: &mut WideStack, r: u32, t: f32, here: u32| {
         fetch(r, here);
-        stack.push((r, t));
+        stack.push(StackEntry { child: r, t });
     };
     let mut cur = bvh.root;
     loop {
@@ -191,38 +179,23 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
                         fetch(cur, idx);
                         continue;
                     }
-                    if rest & (rest - 1) == 0 {
-                        // Two children (the common case): push the farther, visit the nearer.
-                        let j = rest.trailing_zeros() as usize;
-                        let (ti, tj) = (tn.lane(first), tn.lane(j));
-                        let (near, far, tf) = if ti <= tj { (first, j, tj) } else { (j, first, ti) };
-                        push(stack, kids[far], tf, idx);
-                        cur = kids[near];
-                        fetch(cur, idx);
-                        continue;
-                    }
-                    // Several children: sort them by entry time (insertion sort, descending),
-                    // push all but the nearest, farthest deepest; visit the nearest.
-                    let mut order = [(0f32, 0u32); 8];
-                    let mut k = 0;
+                    // Two or more: order them (nearest next, the rest on the stack farthest
+                    // first) without data-dependent branches, which mispredict on incoherent
+                    // rays; see kernel::child_order.
+                    let mut t = [0f32; 8];
+                    tn.store(&mut t[..L::N]);
+                    let mut entries = [StackEntry::default(); 8];
+                    cur = match <&[u32; 8]>::try_from(kids) {
+                        Ok(kids8) => child_order::order8(&t, kids8, bits, &mut entries),
+                        Err(_) => child_order::order_scalar(&t[..L::N], kids, bits, &mut entries),
+                    };
+                    stack.push_block(&entries, bits.count_ones() as usize - 1);
                     let mut b = bits;
                     while b != 0 {
                         let i = b.trailing_zeros() as usize;
                         b &= b - 1;
-                        let e = (tn.lane(i), kids[i]);
-                        let mut j = k;
-                        while j > 0 && order[j - 1].0 < e.0 {
-                            order[j] = order[j - 1];
-                            j -= 1;
-                        }
-                        order[j] = e;
-                        k += 1;
+                        fetch(kids[i], idx);
                     }
-                    for &(t, r) in &order[..k - 1] {
-                        push(stack, r, t, idx);
-                    }
-                    cur = order[k - 1].1;
-                    fetch(cur, idx);
                     continue;
                 }
             }
@@ -235,11 +208,11 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
         }
         // Pop the nearest pending subtree that can still hold a closer hit.
         loop {
-            let Some((r, t)) = stack.pop() else {
+            let Some(e) = stack.pop() else {
                 return best.found();
             };
-            if t <= best.t {
-                cur = r;
+            if e.t <= cull_bound(best.t) {
+                cur = e.child;
                 break;
             }
         }
@@ -343,7 +316,7 @@ fn trace_scalar<'a, P: Traceable, const ANY: bool>(kb: &'a KindBvh<P>, ray: &Ray
             let Some((r, t)) = stack.pop() else {
                 return best.found();
             };
-            if t <= best.t {
+            if t <= cull_bound(best.t) {
                 cur = r as usize;
                 break;
             }
@@ -739,18 +712,20 @@ fn packet_trace<'a, L: Lanes, P: Traceable>(
         *t = b.t;
     }
     let mut t_best = L::load(&init);
+    let far = L::splat(ray_aabb::FAR_SCALE);
+    let inv_far = Vec3x::new(inv.x * far, inv.y * far, inv.z * far);
     loop {
         let n = &nodes[cur];
-        let (tn, tf) = ray_aabb::slab_lanes(
+        let (hit, _) = ray_aabb::traversal_packet(
             pk.origin,
             inv,
+            inv_far,
             pk.t_min,
             t_best,
             Vec3x::splat(Vec3::from(n.min)),
             Vec3x::splat(Vec3::from(n.max)),
         );
-        let (tn, tf) = ray_aabb::widen_lanes(tn, tf);
-        let m = pk.active() & tn.le(tf);
+        let m = pk.active() & hit;
         if m.any() {
             if n.is_leaf() {
                 for k in n.index as usize..(n.index + n.count) as usize {
