@@ -85,22 +85,28 @@ pub const TRAVERSAL_SLACK: f32 = 1.0 / 1_048_576.0;
 
 /// Scale of far-plane distances and of `t_max` in traversal slab tests, `1 + 2·`
 /// [`TRAVERSAL_SLACK`]. Folded into a per-ray `1/d` for the far planes, it widens the slab
-/// interval at no cost per box. Scaling by more than 1 widens only a non-negative exit time
-/// (rounding never flips the sign of a slab distance), so rays whose interval reaches below
-/// 0 also get [`widen_lanes`] (see [`TraversalRay::test`]).
+/// interval at no cost per box (after Ize, who scales the far distances by `1 + 2γ₃`).
+///
+/// Scaling widens a non-negative exit time only: rounding never flips the sign of a slab
+/// distance, and with `t_min >= 0` a box whose exit time is negative is behind the ray and
+/// rightly missed. Rays whose interval reaches below 0 get [`widen_signed_lanes`] as well.
 pub const FAR_SCALE: f32 = 1.0 + 2.0 * TRAVERSAL_SLACK;
 
-/// Widens `(t_enter, t_exit)` by [`TRAVERSAL_SLACK`] (NaN stays NaN: a miss).
+/// The extra widening of rays with `t_min < 0`: `t_enter` lowered by [`TRAVERSAL_SLACK`]
+/// relative, `t_exit` raised by three times that, which turns the far scale's narrowing of a
+/// negative exit time (`(1 + 2k)`) into a widening (`(1 + 2k)(1 - 3k) < 1 - k`). NaN stays
+/// NaN (a miss).
 #[inline(always)]
-pub fn widen_lanes<L: Lanes>(t_enter: L, t_exit: L) -> (L, L) {
-    let k = L::splat(TRAVERSAL_SLACK);
-    (t_enter - t_enter.abs() * k, t_exit + t_exit.abs() * k)
+pub fn widen_signed_lanes<L: Lanes>(t_enter: L, t_exit: L) -> (L, L) {
+    let (k, k3) = (L::splat(TRAVERSAL_SLACK), L::splat(3.0 * TRAVERSAL_SLACK));
+    (t_enter - t_enter.abs() * k, t_exit + t_exit.abs() * k3)
 }
 
-/// Scalar twin of [`widen_lanes`].
+/// Scalar twin of [`widen_signed_lanes`].
 #[inline(always)]
-pub fn widen_scalar(t_enter: f32, t_exit: f32) -> (f32, f32) {
-    (t_enter - t_enter.abs() * TRAVERSAL_SLACK, t_exit + t_exit.abs() * TRAVERSAL_SLACK)
+pub fn widen_signed_scalar(t_enter: f32, t_exit: f32) -> (f32, f32) {
+    let k = TRAVERSAL_SLACK;
+    (t_enter - t_enter.abs() * k, t_exit + t_exit.abs() * (3.0 * k))
 }
 
 /// The upper bound a traversal compares stored entry times with: `t` widened by twice
@@ -159,7 +165,7 @@ impl<L: Lanes> TraversalRay<L> {
         let tn = ((nz - o.z) * inv.z).max(((ny - o.y) * inv.y).max(((nx - o.x) * inv.x).max(self.t_min)));
         let tf = ((fz - o.z) * inv_far.z)
             .min(((fy - o.y) * inv_far.y).min(((fx - o.x) * inv_far.x).min(L::splat(t_max * FAR_SCALE))));
-        let (tn, tf) = if self.signed { widen_lanes(tn, tf) } else { (tn, tf) };
+        let (tn, tf) = if self.signed { widen_signed_lanes(tn, tf) } else { (tn, tf) };
         (tn.le(tf), tn)
     }
 }
@@ -180,7 +186,7 @@ pub fn traversal_scalar(ray: &Ray, t_max: f32, b: &Aabb) -> Option<f32> {
         tn = max((near - ray.origin[i]) * inv[i], tn);
         tf = min((far - ray.origin[i]) * inv_far[i], tf);
     }
-    let (tn, tf) = if ray.t_min < 0.0 { widen_scalar(tn, tf) } else { (tn, tf) };
+    let (tn, tf) = if ray.t_min < 0.0 { widen_signed_scalar(tn, tf) } else { (tn, tf) };
     (tn <= tf).then_some(tn)
 }
 
@@ -209,7 +215,7 @@ pub fn traversal_packet<L: Lanes>(
     let tf = fz.min(fy.min(fx.min(t_max * L::splat(FAR_SCALE))));
     let signed = t_min.lt(zero);
     let (tn, tf) = if signed.any() {
-        let (wn, wf) = widen_lanes(tn, tf);
+        let (wn, wf) = widen_signed_lanes(tn, tf);
         (L::select(signed, wn, tn), L::select(signed, wf, tf))
     } else {
         (tn, tf)

@@ -1,0 +1,294 @@
+//! The traversal kernels against their scalar twins: the traversal slab test (one ray
+//! against a wide node's boxes, and a packet against one box) and the ordering of a node's
+//! hit children. Both twins do the same operations, so they must agree **exactly**: the same
+//! hit lanes and bit-identical entry times, on random input with special values (NaN, ±inf,
+//! ±0, huge, tiny) in every position and on edge tables (axis-parallel rays with ±0
+//! components, origins on slab planes, negative `t_min`, flat, point and empty boxes).
+
+mod common;
+
+use common::{SPECIALS, interval, magnitude, zero_some};
+use glam::Vec3;
+use lanecast::kernel::child_order::{self, StackEntry};
+use lanecast::kernel::ray_aabb::{self, TraversalRay};
+use lanecast::prim::Aabb;
+use lanecast::rng::Rng;
+use lanecast::vec3x::Vec3x;
+use lanecast::{F32x4, F32x8, Lanes, Mask, Ray};
+
+fn n_cases() -> usize {
+    if cfg!(debug_assertions) { 5_000 } else { 200_000 }
+}
+
+fn random_box(rng: &mut Rng) -> Aabb {
+    match rng.below(20) {
+        // An unused slot of a wide node.
+        0 => Aabb::new(Vec3::INFINITY, Vec3::NEG_INFINITY),
+        1 => Aabb::new(Vec3::splat(rng.range(-5.0, 5.0)), Vec3::splat(0.0).max(Vec3::splat(rng.range(-5.0, 5.0)))),
+        _ => {
+            let c = rng.vec3(-10.0, 10.0);
+            let mut h = Vec3::new(
+                10f32.powf(rng.range(-2.0, 1.0)),
+                10f32.powf(rng.range(-2.0, 1.0)),
+                10f32.powf(rng.range(-2.0, 1.0)),
+            );
+            if rng.f32() < 0.1 {
+                h[rng.below(3) as usize] = 0.0; // flat
+            }
+            Aabb::new(c - h, c + h)
+        }
+    }
+}
+
+fn random_ray(rng: &mut Rng, near: &Aabb) -> Ray {
+    let k = magnitude(rng);
+    let mut o = rng.vec3(-20.0, 20.0);
+    if rng.f32() < 0.2 && near.is_valid() {
+        let i = rng.below(3) as usize;
+        o[i] = if rng.f32() < 0.5 { near.min[i] } else { near.max[i] }; // on a slab plane
+    }
+    let target = if near.is_valid() { near.center() + near.half_extents() * rng.vec3(-1.3, 1.3) } else { Vec3::ZERO };
+    let d = zero_some(rng, (target - o).normalize_or(Vec3::X), 0.15);
+    let (t0, t1) = interval(rng);
+    Ray::with_interval(o, d * k, t0 * 20.0, t1 * 20.0)
+}
+
+/// Replaces one number of the ray or of one box by a special value, sometimes.
+fn inject(rng: &mut Rng, ray: &mut Ray, boxes: &mut [Aabb]) {
+    if rng.f32() >= 0.1 {
+        return;
+    }
+    let v = SPECIALS[rng.below(SPECIALS.len() as u64) as usize];
+    let i = rng.below(3) as usize;
+    match rng.below(5) {
+        0 => ray.origin[i] = v,
+        1 => ray.dir[i] = v,
+        2 => ray.t_min = v,
+        3 => ray.t_max = v,
+        _ => {
+            let b = rng.below(boxes.len() as u64) as usize;
+            if rng.f32() < 0.5 { boxes[b].min[i] = v } else { boxes[b].max[i] = v }
+        }
+    }
+}
+
+fn columns(boxes: &[Aabb]) -> [Vec<f32>; 6] {
+    let col = |f: &dyn Fn(&Aabb) -> f32| boxes.iter().map(f).collect::<Vec<f32>>();
+    [col(&|b| b.min.x), col(&|b| b.min.y), col(&|b| b.min.z), col(&|b| b.max.x), col(&|b| b.max.y), col(&|b| b.max.z)]
+}
+
+fn same_entry(a: Option<f32>, b: Option<f32>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => x.to_bits() == y.to_bits(),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// One ray against `L::N` boxes: lanes and scalar agree exactly.
+fn check_node<L: Lanes>(ray: &Ray, boxes: &[Aabb]) {
+    let cols = columns(boxes);
+    let t_max = ray.t_max;
+    let (hit, tn) =
+        TraversalRay::<L>::new(ray).test([&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5]], t_max);
+    for (i, b) in boxes.iter().enumerate() {
+        let lanes = hit.lane(i).then(|| tn.lane(i));
+        let scalar = ray_aabb::traversal_scalar(ray, t_max, b);
+        assert!(
+            same_entry(lanes, scalar),
+            "{} lanes, lane {i}: {lanes:?} vs scalar {scalar:?}\nray {ray:?}\nbox {b:?}",
+            L::N
+        );
+    }
+}
+
+fn check_widths(ray: &Ray, boxes: &[Aabb; 8]) {
+    check_node::<F32x8>(ray, boxes);
+    check_node::<F32x4>(ray, &boxes[..4]);
+    check_node::<F32x4>(ray, &boxes[4..]);
+    check_node::<f32>(ray, &boxes[..1]);
+}
+
+#[test]
+fn traversal_slab_lanes_equal_scalar_on_random_input() {
+    let mut rng = Rng::new(0x51ab);
+    for _ in 0..n_cases() {
+        let mut boxes: [Aabb; 8] = std::array::from_fn(|_| random_box(&mut rng));
+        let target = boxes[rng.below(8) as usize];
+        let mut ray = random_ray(&mut rng, &target);
+        inject(&mut rng, &mut ray, &mut boxes);
+        check_widths(&ray, &boxes);
+    }
+}
+
+#[test]
+fn traversal_slab_lanes_equal_scalar_on_edges() {
+    let boxes = [
+        Aabb::new(-Vec3::ONE, Vec3::ONE),
+        Aabb::new(Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 0.0, 1.0)),
+        Aabb::new(Vec3::ZERO, Vec3::ZERO),
+        Aabb::new(Vec3::INFINITY, Vec3::NEG_INFINITY),
+        Aabb::new(Vec3::splat(1e30), Vec3::splat(2e30)),
+        Aabb::new(Vec3::splat(-1e-30), Vec3::splat(1e-30)),
+        Aabb::new(Vec3::new(1.0, -1.0, -1.0), Vec3::new(3.0, 1.0, 1.0)),
+        Aabb::new(Vec3::new(-3.0, -1.0, -1.0), Vec3::new(-1.0, 1.0, 1.0)),
+    ];
+    let zeros = [0.0f32, -0.0];
+    let mut dirs = vec![Vec3::ONE, -Vec3::ONE, Vec3::new(1.0, -1.0, 0.0), Vec3::new(1e-30, 1.0, 0.0)];
+    for a in zeros {
+        for b in zeros {
+            dirs.extend([Vec3::new(1.0, a, b), Vec3::new(-1.0, a, b), Vec3::new(a, 1.0, b), Vec3::new(a, b, -1.0)]);
+        }
+    }
+    let origins = [
+        Vec3::ZERO,
+        Vec3::ONE,
+        -Vec3::ONE,
+        Vec3::new(-1.0, 0.5, 0.0),
+        Vec3::new(-5.0, 0.0, 0.0),
+        Vec3::new(1.0, 1.0, 5.0),
+    ];
+    let intervals = [(0.0, f32::INFINITY), (0.0, 1.0), (-1.0, 0.5), (-3.0, -1.0), (1.0, 1.0), (2.0, 1.0)];
+    for o in origins {
+        for d in &dirs {
+            for (t0, t1) in intervals {
+                check_widths(&Ray::with_interval(o, *d, t0, t1), &boxes);
+            }
+        }
+    }
+}
+
+#[test]
+fn traversal_packet_equals_scalar() {
+    let mut rng = Rng::new(0x9ac7);
+    for _ in 0..n_cases() / 8 {
+        let boxes: [Aabb; 8] = std::array::from_fn(|_| random_box(&mut rng));
+        let mut rays: [Ray; 8] = std::array::from_fn(|i| random_ray(&mut rng, &boxes[i]));
+        let mut b2 = boxes;
+        for r in &mut rays {
+            inject(&mut rng, r, &mut b2);
+        }
+        let lanes = |f: &dyn Fn(&Ray) -> f32| F32x8::load(&rays.map(|r| f(&r)));
+        let v3 = |f: &dyn Fn(usize) -> Vec3| {
+            let p: [Vec3; 8] = std::array::from_fn(f);
+            Vec3x::<F32x8>::new(
+                F32x8::load(&p.map(|v| v.x)),
+                F32x8::load(&p.map(|v| v.y)),
+                F32x8::load(&p.map(|v| v.z)),
+            )
+        };
+        let inv = v3(&|i| rays[i].dir.recip());
+        let inv_far = v3(&|i| rays[i].dir.recip() * ray_aabb::FAR_SCALE);
+        let (hit, tn) = ray_aabb::traversal_packet(
+            v3(&|i| rays[i].origin),
+            inv,
+            inv_far,
+            lanes(&|r| r.t_min),
+            lanes(&|r| r.t_max),
+            v3(&|i| b2[i].min),
+            v3(&|i| b2[i].max),
+        );
+        for i in 0..8 {
+            let l = hit.lane(i).then(|| tn.lane(i));
+            let s = ray_aabb::traversal_scalar(&rays[i], rays[i].t_max, &b2[i]);
+            assert!(same_entry(l, s), "lane {i}: {l:?} vs {s:?}\nray {:?}\nbox {:?}", rays[i], b2[i]);
+        }
+    }
+}
+
+#[test]
+fn traversal_slab_never_misses_a_box_the_exact_slab_test_hits() {
+    // Widening only adds: every box the plain slab test (kernel::ray_aabb) finds within the
+    // ray's interval is found by the traversal test, entered no later. The interval is also
+    // pinched to the box's own entry or exit time (the tightest cases rounding could lose),
+    // and the ray moved back so that the box lies behind its origin (negative times).
+    let mut rng = Rng::new(0xc0de);
+    let mut hits = 0;
+    for _ in 0..n_cases() {
+        let b = random_box(&mut rng);
+        let ray = random_ray(&mut rng, &b);
+        let Some((t0, t1)) = ray_aabb::intersect_scalar(&ray, &b) else { continue };
+        let behind = Ray::with_interval(ray.origin + ray.dir * (t1.min(1e3) + 1.0), ray.dir, -1e4, 0.0);
+        let mut variants = vec![ray, Ray { t_max: t0, ..ray }, behind];
+        if t1.is_finite() {
+            variants.push(Ray { t_min: t1, ..ray });
+        }
+        for r in variants {
+            let Some((e0, _)) = ray_aabb::intersect_scalar(&r, &b) else { continue };
+            hits += 1;
+            for (lo, hi) in [(r.t_min, e0), (e0, r.t_max)] {
+                let r = Ray { t_min: lo, t_max: hi, ..r };
+                if lo > hi || ray_aabb::intersect_scalar(&r, &b).is_none() {
+                    continue;
+                }
+                let t = ray_aabb::traversal_scalar(&r, r.t_max, &b);
+                assert!(t.is_some_and(|t| t <= e0.max(lo)), "ray {r:?} box {b:?}: exact entry {e0}, traversal {t:?}");
+            }
+        }
+    }
+    assert!(hits > n_cases() / 10, "too few hits to mean anything: {hits}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Child order.
+
+fn random_times(rng: &mut Rng) -> [f32; 8] {
+    let base = rng.log_uniform(-3.0, 3.0);
+    std::array::from_fn(|_| match rng.below(12) {
+        0 => base,                                                  // exact ties
+        1 => f32::from_bits(base.to_bits() + rng.below(20) as u32), // within a few ulps
+        2 => 0.0,
+        3 => -0.0,
+        4 => -rng.range(0.0, 2.0),
+        5 => SPECIALS[rng.below(SPECIALS.len() as u64) as usize],
+        _ => rng.log_uniform(-3.0, 3.0),
+    })
+}
+
+fn check_order(t: &[f32; 8], kids: &[u32; 8], hits: u32) {
+    let k = hits.count_ones() as usize;
+    let (mut a, mut b) = ([StackEntry::default(); 8], [StackEntry::default(); 8]);
+    let near8 = child_order::order8(t, kids, hits, &mut a);
+    let near = child_order::order_scalar(t, kids, hits, &mut b);
+    let bits = |e: &[StackEntry]| e.iter().map(|e| (e.child, e.t.to_bits())).collect::<Vec<_>>();
+    assert_eq!((near8, bits(&a[..k])), (near, bits(&b[..k])), "t {t:?} hits {hits:#b}");
+    // The contract itself: the hit children, each once, keys descending, nearest last.
+    assert_eq!(near, b[k - 1].child);
+    let lane_of = |c: u32| kids.iter().position(|&x| x == c).unwrap();
+    let keys: Vec<u32> = b[..k].iter().map(|e| child_order::key(e.t, lane_of(e.child))).collect();
+    assert!(keys.windows(2).all(|w| w[0] > w[1]), "keys not descending: {keys:?}");
+    let mut lanes: Vec<usize> = b[..k].iter().map(|e| lane_of(e.child)).collect();
+    lanes.sort_unstable();
+    let expected: Vec<usize> = (0..8).filter(|i| hits >> i & 1 != 0).collect();
+    assert_eq!(lanes, expected);
+    for e in &b[..k] {
+        assert_eq!(e.t.to_bits(), t[lane_of(e.child)].to_bits(), "entry times are kept exactly");
+    }
+}
+
+#[test]
+fn child_order_equals_scalar_twin() {
+    println!("order8 compiled to: {}", child_order::ORDER8_IMPL);
+    let mut rng = Rng::new(0x0de7);
+    let kids: [u32; 8] = std::array::from_fn(|i| 100 + i as u32 * 7);
+    for _ in 0..n_cases() {
+        let t = random_times(&mut rng);
+        let hits = (rng.below(255) + 1) as u32;
+        check_order(&t, &kids, hits);
+    }
+    // Every mask with all-equal, all-zero and strictly ordered times.
+    for hits in 1..=255u32 {
+        check_order(&[2.5; 8], &kids, hits);
+        check_order(&[0.0; 8], &kids, hits);
+        check_order(&std::array::from_fn(|i| 8.0 - i as f32), &kids, hits);
+        check_order(&std::array::from_fn(|i| 1.0 + i as f32), &kids, hits);
+    }
+}
+
+#[test]
+fn child_order_for_four_lanes_sorts_the_hits() {
+    let mut out = [StackEntry::default(); 8];
+    let near = child_order::order_scalar(&[3.0, 1.0, 2.0, 0.5], &[7, 8, 9, 10], 0b0111, &mut out);
+    assert_eq!(near, 8);
+    assert_eq!(out[..3].iter().map(|e| e.child).collect::<Vec<_>>(), [7, 9, 8]);
+}
