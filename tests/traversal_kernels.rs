@@ -199,7 +199,8 @@ fn traversal_packet_equals_scalar() {
 #[test]
 fn traversal_slab_never_misses_a_box_the_exact_slab_test_hits() {
     // Widening only adds: every box the plain slab test (kernel::ray_aabb) finds within the
-    // ray's interval is found by the traversal test, entered no later. The interval is also
+    // ray's interval is found by the traversal tests (the SIMD twin and the scalar backend's
+    // textbook form), entered no later. The interval is also
     // pinched to the box's own entry or exit time (the tightest cases rounding could lose),
     // and the ray moved back so that the box lies behind its origin (negative times).
     let mut rng = Rng::new(0xc0de);
@@ -223,6 +224,8 @@ fn traversal_slab_never_misses_a_box_the_exact_slab_test_hits() {
                 }
                 let t = ray_aabb::traversal_scalar(&r, r.t_max, &b);
                 assert!(t.is_some_and(|t| t <= e0.max(lo)), "ray {r:?} box {b:?}: exact entry {e0}, traversal {t:?}");
+                let t = ray_aabb::traversal_textbook(&r, r.t_max, &b);
+                assert!(t.is_some_and(|t| t <= e0.max(lo)), "ray {r:?} box {b:?}: exact entry {e0}, textbook {t:?}");
             }
         }
     }

@@ -274,7 +274,7 @@ fn trace_scalar<'a, P: Traceable, const ANY: bool>(kb: &'a KindBvh<P>, ray: &Ray
     if nodes.is_empty() {
         return false;
     }
-    if ray_aabb::traversal_scalar(ray, best.t, &nodes[0].aabb()).is_none() {
+    if ray_aabb::traversal_textbook(ray, best.t, &nodes[0].aabb()).is_none() {
         return false;
     }
     let mut stack = Stack::<(u32, f32), BIN_STACK>::new();
@@ -293,7 +293,7 @@ fn trace_scalar<'a, P: Traceable, const ANY: bool>(kb: &'a KindBvh<P>, ray: &Ray
             }
         } else {
             let (l, r) = (n.index as usize, n.index as usize + 1);
-            let enter = |c: usize| ray_aabb::traversal_scalar(ray, best.t, &nodes[c].aabb());
+            let enter = |c: usize| ray_aabb::traversal_textbook(ray, best.t, &nodes[c].aabb());
             match (enter(l), enter(r)) {
                 (Some(a), Some(b)) => {
                     let (near, far, tf) = if a <= b { (l, r, b) } else { (r, l, a) };
@@ -316,7 +316,7 @@ fn trace_scalar<'a, P: Traceable, const ANY: bool>(kb: &'a KindBvh<P>, ray: &Ray
             let Some((r, t)) = stack.pop() else {
                 return best.found();
             };
-            if t <= cull_bound(best.t) {
+            if t <= best.t {
                 cur = r as usize;
                 break;
             }
