@@ -45,7 +45,7 @@ use criterion::{Criterion, SamplingMode, Throughput};
 use lanecast::bvh::Quality;
 use lanecast::camera::Camera;
 use lanecast::scene::PacketScratch;
-use lanecast::{Backend, F32x8, HitPacket, Lanes, Mask, RaySoa, Scene, SceneBuilder, workload};
+use lanecast::{Backend, F32x8, HitPacket, Mask, RaySoa, Scene, SceneBuilder, workload};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -78,7 +78,7 @@ fn packet_hits(scene: &Scene, rays: &RaySoa, scratch: &mut PacketScratch) -> usi
     let mut hits = 0;
     for i in (0..rays.len()).step_by(8) {
         let mut out = HitPacket::<F32x8>::default();
-        scene.intersect_packet(&rays.packet::<F32x8>(i), &mut out, <F32x8 as Lanes>::Mask::splat(true), scratch);
+        scene.intersect_packet(&rays.packet::<F32x8>(i), &mut out, scratch);
         hits += out.hit_mask().bitmask().count_ones() as usize;
     }
     hits
@@ -104,7 +104,7 @@ fn bench_scene(
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let mut builder = SceneBuilder::new();
     builder.add_mesh_file(&path).unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()));
-    let scene = pool.install(|| builder.clone().build());
+    let scene = pool.install(|| builder.clone().build().unwrap());
     let stats = scene.stats();
 
     let n = (SIDE * SIDE) as usize;
@@ -150,8 +150,7 @@ fn bench_scene(
     let mut g = c.benchmark_group(&gname);
     g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(stats.triangles as u64));
     for (fname, q) in [("fast", Quality::Fast), ("medium", Quality::Medium), ("high", Quality::High)] {
-        let mut qb = builder.clone();
-        qb.quality(q);
+        let qb = builder.clone().quality(q);
         g.bench_function(fname, |b| {
             let key = (gname.clone(), fname.to_string());
             b.iter_custom(|iters| {
@@ -159,7 +158,7 @@ fn bench_scene(
                 for _ in 0..iters {
                     let input = qb.clone();
                     let start = Instant::now();
-                    let s = pool.install(|| input.build());
+                    let s = pool.install(|| input.build().unwrap());
                     total += start.elapsed();
                     drop(black_box(s));
                 }

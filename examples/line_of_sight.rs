@@ -23,7 +23,7 @@ fn main() {
     }
     let mut b = SceneBuilder::new();
     b.add_boxes(&buildings).unwrap();
-    let scene = b.build();
+    let scene = b.build().unwrap();
 
     // Agents stand in the streets at eye height.
     let size = 12.0 * (block + street);

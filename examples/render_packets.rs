@@ -7,7 +7,7 @@ use glam::Vec3;
 use lanecast::camera::Camera;
 use lanecast::prim::{Aabb, Plane, Sphere};
 use lanecast::scene::PacketScratch;
-use lanecast::{F32x8, HitPacket, Mask, Ray, RayPacket, SceneBuilder};
+use lanecast::{F32x8, HitPacket, Ray, RayPacket, SceneBuilder};
 use std::time::Instant;
 
 fn main() {
@@ -16,7 +16,7 @@ fn main() {
     b.add_sphere(Sphere::new(Vec3::new(0.0, 1.0, 0.0), 1.0)).unwrap();
     b.add_sphere(Sphere::new(Vec3::new(-2.2, 0.6, 0.8), 0.6)).unwrap();
     b.add_box(Aabb::new(Vec3::new(1.4, 0.0, -0.6), Vec3::new(2.6, 1.2, 0.6))).unwrap();
-    let scene = b.build();
+    let scene = b.build().unwrap();
     let (w, h) = (72u32, 28u32);
     let cam = Camera::new(Vec3::new(0.0, 1.6, 5.5), Vec3::new(0.0, 0.7, 0.0), 40.0).with_size(w, h);
 
@@ -32,7 +32,8 @@ fn main() {
                 *r = cam.ray(tx + k as u32 % 4, ty + k as u32 / 4);
             }
             let mut out = HitPacket::<F32x8>::default();
-            scene.intersect_packet(&RayPacket::from_rays(&rays), &mut out, Mask::splat(true), &mut scratch);
+            let packet = RayPacket::from_rays(&rays).expect("8 rays fit 8 lanes");
+            scene.intersect_packet(&packet, &mut out, &mut scratch);
             packets += 1;
             for (k, ray) in rays.iter().enumerate() {
                 let hit = out.lane(k);

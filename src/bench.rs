@@ -287,7 +287,7 @@ fn packet_batch(scene: &Scene, rays: &RaySoa) -> usize {
         .into_par_iter()
         .map_init(PacketScratch::default, |scratch, p| {
             let mut out = HitPacket::<F32x8>::default();
-            scene.intersect_packet(&rays.packet::<F32x8>(p * 8), &mut out, Mask::splat(true), scratch);
+            scene.intersect_packet(&rays.packet::<F32x8>(p * 8), &mut out, scratch);
             out.hit_mask().bitmask().count_ones() as usize
         })
         .sum()

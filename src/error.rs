@@ -1,4 +1,6 @@
-//! Error types. Scene errors name the geometry (and, for files, the file and place).
+//! Error types, all `thiserror` enums: [`SceneError`] (building or loading a scene; names the
+//! geometry, and for files the file and place) and [`LimitError`] (a count past what ids or
+//! tree references can hold).
 
 use std::path::PathBuf;
 
@@ -13,6 +15,15 @@ pub enum SceneError {
         /// What is wrong.
         what: String,
     },
+    /// A count is past what ids or trees can hold.
+    #[error("{what}: {source}")]
+    Limit {
+        /// What was being added or built (e.g. `triangles`).
+        what: &'static str,
+        /// The limit that was hit.
+        #[source]
+        source: LimitError,
+    },
     /// A file could not be read or parsed; `place` is `line:column` or a record when known.
     #[error("{}{}: {message}", path.display(), place.as_ref().map(|p| format!(":{p}")).unwrap_or_default())]
     File {
@@ -22,6 +33,35 @@ pub enum SceneError {
         place: Option<String>,
         /// What is wrong.
         message: String,
+    },
+}
+
+/// A count past what lanecast can index. Returned instead of wrapping ids silently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// More primitives of one kind than a BVH can index (`bvh::MAX_PRIMITIVES`, 2^27).
+    #[error("{count} primitives of one kind, more than a BVH can index ({max})")]
+    TooManyPrimitives {
+        /// Primitives given.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// More geometries than u32 ids can name (`u32::MAX` is the miss id).
+    #[error("{count} geometries, more than u32 ids can name ({max})")]
+    TooManyGeometries {
+        /// Geometries there would be.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// More primitives in one geometry than u32 primitive ids can name.
+    #[error("{count} primitives in one geometry, more than u32 ids can name ({max})")]
+    TooManyInGeometry {
+        /// Primitives given.
+        count: usize,
+        /// The limit.
+        max: usize,
     },
 }
 

@@ -14,6 +14,23 @@ use glam::Vec3;
 /// Id value of a miss.
 pub const NO_ID: u32 = u32::MAX;
 
+/// Which kind of primitive a hit is on.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum HitKind {
+    /// Nothing (a miss, or a hit read back from a file, which does not store the kind).
+    #[default]
+    None = 0,
+    /// A triangle (of a mesh or a single triangle).
+    Triangle = 1,
+    /// A sphere.
+    Sphere = 2,
+    /// An axis-aligned box.
+    Box = 3,
+    /// An infinite plane.
+    Plane = 4,
+}
+
 /// A closest hit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hit {
@@ -29,11 +46,14 @@ pub struct Hit {
     pub v: f32,
     /// Unit geometric normal.
     pub normal: Vec3,
+    /// Which kind of primitive was hit ([`HitKind::None`] for a miss).
+    pub kind: HitKind,
 }
 
 impl Hit {
-    /// The miss record: `t = +inf`, ids `u32::MAX`, zeros elsewhere.
-    pub const MISS: Hit = Hit { t: f32::INFINITY, geom: NO_ID, prim: NO_ID, u: 0.0, v: 0.0, normal: Vec3::ZERO };
+    /// The miss record: `t = +inf`, ids `u32::MAX`, zeros elsewhere, kind `None`.
+    pub const MISS: Hit =
+        Hit { t: f32::INFINITY, geom: NO_ID, prim: NO_ID, u: 0.0, v: 0.0, normal: Vec3::ZERO, kind: HitKind::None };
 
     /// True unless this is the miss record.
     pub fn is_hit(&self) -> bool {
@@ -56,6 +76,8 @@ pub struct HitPacket<L: Lanes> {
     pub v: L,
     /// Normals.
     pub normal: crate::vec3x::Vec3x<L>,
+    /// Kinds of the hit primitives (first `L::N` entries used).
+    pub kind: [HitKind; 8],
 }
 
 impl<L: Lanes> Default for HitPacket<L> {
@@ -67,13 +89,19 @@ impl<L: Lanes> Default for HitPacket<L> {
             u: L::splat(0.0),
             v: L::splat(0.0),
             normal: crate::vec3x::Vec3x::splat(Vec3::ZERO),
+            kind: [HitKind::None; 8],
         }
     }
 }
 
 impl<L: Lanes> HitPacket<L> {
     /// The hit of lane `i`.
+    ///
+    /// # Panics
+    /// If `i >= L::N`.
+    #[must_use]
     pub fn lane(&self, i: usize) -> Hit {
+        assert!(i < L::N, "lane {i} of a {}-lane packet", L::N);
         Hit {
             t: self.t.lane(i),
             geom: self.geom[i],
@@ -81,10 +109,15 @@ impl<L: Lanes> HitPacket<L> {
             u: self.u.lane(i),
             v: self.v.lane(i),
             normal: self.normal.lane(i),
+            kind: self.kind[i],
         }
     }
     /// Writes `h` into lane `i`.
+    ///
+    /// # Panics
+    /// If `i >= L::N`.
     pub fn set_lane(&mut self, i: usize, h: &Hit) {
+        assert!(i < L::N, "lane {i} of a {}-lane packet", L::N);
         let put = |x: &mut L, v: f32| {
             let mut a = [0.0f32; 8];
             x.store(&mut a);
@@ -99,6 +132,7 @@ impl<L: Lanes> HitPacket<L> {
         put(&mut self.normal.z, h.normal.z);
         self.geom[i] = h.geom;
         self.prim[i] = h.prim;
+        self.kind[i] = h.kind;
     }
     /// Lanes holding a hit.
     pub fn hit_mask(&self) -> L::Mask {
@@ -127,6 +161,8 @@ pub struct HitSoa {
     pub ny: Vec<f32>,
     /// Normal z.
     pub nz: Vec<f32>,
+    /// Kinds ([`HitKind::None`] for misses).
+    pub kind: Vec<HitKind>,
     len: usize,
 }
 
@@ -143,6 +179,7 @@ impl HitSoa {
             nx: vec![0.0; p],
             ny: vec![0.0; p],
             nz: vec![0.0; p],
+            kind: vec![HitKind::None; p],
             len: n,
         }
     }
@@ -164,6 +201,7 @@ impl HitSoa {
             u: self.u[i],
             v: self.v[i],
             normal: Vec3::new(self.nx[i], self.ny[i], self.nz[i]),
+            kind: self.kind[i],
         }
     }
     /// Overwrites record `i`.
@@ -184,6 +222,7 @@ impl HitSoa {
             nx: &mut self.nx[..n],
             ny: &mut self.ny[..n],
             nz: &mut self.nz[..n],
+            kind: &mut self.kind[..n],
         }
     }
     /// Disjoint mutable views of consecutive runs of `chunk` records, for parallel filling.
@@ -199,6 +238,7 @@ impl HitSoa {
         let mut x = self.nx[..n].chunks_mut(cs);
         let mut y = self.ny[..n].chunks_mut(cs);
         let mut z = self.nz[..n].chunks_mut(cs);
+        let mut k = self.kind[..n].chunks_mut(cs);
         let mut start = 0;
         for tc in t {
             let len = tc.len();
@@ -212,6 +252,7 @@ impl HitSoa {
                 nx: x.next().unwrap_or_default(),
                 ny: y.next().unwrap_or_default(),
                 nz: z.next().unwrap_or_default(),
+                kind: k.next().unwrap_or_default(),
             });
             start += len;
         }
@@ -231,6 +272,7 @@ pub struct HitChunk<'a> {
     nx: &'a mut [f32],
     ny: &'a mut [f32],
     nz: &'a mut [f32],
+    kind: &'a mut [HitKind],
 }
 
 impl HitChunk<'_> {
@@ -252,5 +294,6 @@ impl HitChunk<'_> {
         self.nx[i] = h.normal.x;
         self.ny[i] = h.normal.y;
         self.nz[i] = h.normal.z;
+        self.kind[i] = h.kind;
     }
 }

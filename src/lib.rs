@@ -56,6 +56,7 @@
 //! ```
 #![warn(missing_docs)]
 
+#[cfg(feature = "cli")]
 pub mod bench;
 pub mod bvh;
 pub mod camera;
@@ -66,14 +67,15 @@ pub mod kernel;
 pub mod lanes;
 pub mod prim;
 pub mod ray;
+#[cfg(feature = "cli")]
 pub mod render;
 pub mod rng;
 pub mod scene;
 pub mod vec3x;
 pub mod workload;
 
-pub use error::SceneError;
-pub use hit::{Hit, HitPacket, HitSoa};
+pub use error::{LimitError, SceneError};
+pub use hit::{Hit, HitKind, HitPacket, HitSoa};
 pub use lanes::{F32x4, F32x8, Lanes, Mask};
 pub use ray::{Ray, RayError, RayPacket, RaySoa};
 pub use scene::{Backend, Scene, SceneBuilder};

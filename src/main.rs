@@ -239,7 +239,7 @@ fn load(arg: &SceneArg) -> Result<Loaded, Fail> {
     };
     pb.set_message("building BVH");
     let builder = std::mem::take(&mut file.builder);
-    let scene = builder.build();
+    let scene = builder.build()?;
     pb.finish_and_clear();
     Ok(Loaded { scene, file, name })
 }

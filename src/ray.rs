@@ -19,9 +19,15 @@ use glam::Vec3;
 pub const PAD: usize = 8;
 
 /// Rounds `n` up to a multiple of [`PAD`].
+///
+/// # Panics
+/// If that overflows `usize` (`n` within `PAD` of `usize::MAX`).
 #[inline]
 pub const fn padded_len(n: usize) -> usize {
-    n.div_ceil(PAD) * PAD
+    match n.checked_next_multiple_of(PAD) {
+        Some(p) => p,
+        None => panic!("length overflows usize when padded to a lane multiple"),
+    }
 }
 
 /// A ray `origin + t * dir`, `t ∈ [t_min, t_max]`.
@@ -37,36 +43,33 @@ pub struct Ray {
     pub t_max: f32,
 }
 
-/// Why a ray is invalid (see the module docs for the rule).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Why a ray is invalid (see the module docs for the rule), or why rays do not fit a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RayError {
     /// A component of the origin is NaN or infinite.
+    #[error("ray origin has a NaN or infinite component")]
     NonFiniteOrigin,
     /// A component of the direction is NaN or infinite.
+    #[error("ray direction has a NaN or infinite component")]
     NonFiniteDirection,
     /// `dir·dir` is zero (or underflows to zero) or overflows to infinity.
+    #[error("ray direction has zero length (or its squared length is not a finite f32)")]
     DegenerateDirection,
     /// `t_min` is not finite or `t_max` is NaN.
+    #[error("ray t_min must be finite and t_max must not be NaN")]
     BadInterval,
     /// `t_min > t_max`.
+    #[error("ray t_min is greater than t_max")]
     EmptyInterval,
+    /// More rays than a packet has lanes ([`RayPacket::from_rays`]).
+    #[error("{given} rays do not fit a packet of {lanes} lanes")]
+    TooManyRays {
+        /// Rays given.
+        given: usize,
+        /// Lanes of the packet.
+        lanes: usize,
+    },
 }
-
-impl core::fmt::Display for RayError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(match self {
-            RayError::NonFiniteOrigin => "ray origin has a NaN or infinite component",
-            RayError::NonFiniteDirection => "ray direction has a NaN or infinite component",
-            RayError::DegenerateDirection => {
-                "ray direction has zero length (or its squared length is not a finite f32)"
-            }
-            RayError::BadInterval => "ray t_min must be finite and t_max must not be NaN",
-            RayError::EmptyInterval => "ray t_min is greater than t_max",
-        })
-    }
-}
-
-impl std::error::Error for RayError {}
 
 impl Ray {
     /// A ray over `[0, +inf)`. Not validated: an invalid ray is a defined miss.
@@ -127,7 +130,10 @@ impl Ray {
     }
 }
 
-/// `L::N` rays, one per lane, with an active mask. Invalid rays are never active.
+/// `L::N` rays, one per lane, with the packet's one mask: the lanes the caller *requested*
+/// (lanes past the rays given, or dropped with [`RayPacket::restrict`], are not). The
+/// *active* lanes are the requested lanes whose ray is valid: kernels and traversals test
+/// only those, and scene queries answer every requested lane (a miss for an invalid ray).
 #[derive(Clone, Copy, Debug)]
 pub struct RayPacket<L: Lanes> {
     /// Origins.
@@ -138,13 +144,15 @@ pub struct RayPacket<L: Lanes> {
     pub t_min: L,
     /// Interval ends.
     pub t_max: L,
+    requested: L::Mask,
     active: L::Mask,
 }
 
 impl<L: Lanes> RayPacket<L> {
-    /// Builds a packet; `active` is intersected with the validity of each lane's ray.
+    /// Builds a packet of the lanes in `requested`; the active lanes are those whose ray is
+    /// valid.
     #[inline(always)]
-    pub fn new(origin: Vec3x<L>, dir: Vec3x<L>, t_min: L, t_max: L, active: L::Mask) -> Self {
+    pub fn new(origin: Vec3x<L>, dir: Vec3x<L>, t_min: L, t_max: L, requested: L::Mask) -> Self {
         // x * 0 is ±0 for finite x and NaN for ±inf or NaN, so one sum of such products
         // tests seven numbers for finiteness (and cannot overflow).
         let zero = L::splat(0.0);
@@ -157,7 +165,7 @@ impl<L: Lanes> RayPacket<L> {
             + t_min * zero;
         let dd = dir.length_squared();
         let valid = finite.eq(zero) & dd.gt(zero) & dd.lt(L::splat(f32::INFINITY)) & t_min.le(t_max);
-        Self { origin, dir, t_min, t_max, active: active & valid }
+        Self { origin, dir, t_min, t_max, requested, active: requested & valid }
     }
     /// The same ray in every lane (for "one ray against `N` primitives").
     #[inline(always)]
@@ -170,37 +178,63 @@ impl<L: Lanes> RayPacket<L> {
             L::Mask::splat(true),
         )
     }
-    /// Up to `N` rays; lanes past `rays.len()` are inactive.
-    pub fn from_rays(rays: &[Ray]) -> Self {
+    /// Up to `N` rays in lanes `0..rays.len()`; the lanes past them are not requested.
+    ///
+    /// # Errors
+    /// [`RayError::TooManyRays`] when `rays` has more than `N` rays. Invalid rays are not an
+    /// error: their lanes are requested but inactive (a miss).
+    pub fn from_rays(rays: &[Ray]) -> Result<Self, RayError> {
+        if rays.len() > L::N {
+            return Err(RayError::TooManyRays { given: rays.len(), lanes: L::N });
+        }
         let mut cols = [[0.0f32; PAD]; 8];
-        let n = rays.len().min(L::N);
-        for (i, r) in rays[..n].iter().enumerate() {
+        let n = rays.len();
+        for (i, r) in rays.iter().enumerate() {
             let v = [r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max];
             for (c, x) in cols.iter_mut().zip(v) {
                 c[i] = x;
             }
         }
         let l = |c: usize| L::load(&cols[c]);
-        Self::new(
+        Ok(Self::new(
             Vec3x::new(l(0), l(1), l(2)),
             Vec3x::new(l(3), l(4), l(5)),
             l(6),
             l(7),
-            L::Mask::from_bitmask((1u32 << n) - 1),
-        )
+            L::Mask::from_bitmask(((1u64 << n) - 1) as u32),
+        ))
     }
-    /// The active mask (valid rays the caller asked for).
+    /// The lanes the caller asked for (whether or not their ray is valid).
+    #[inline(always)]
+    pub fn requested(&self) -> L::Mask {
+        self.requested
+    }
+    /// The lanes that are requested and hold a valid ray: the ones kernels test.
     #[inline(always)]
     pub fn active(&self) -> L::Mask {
         self.active
     }
-    /// Narrows the active mask (e.g. to drop rays that already found a hit).
+    /// Narrows the packet to the lanes in `keep` (both the requested and the active mask):
+    /// e.g. to drop rays that already found a hit.
     #[inline(always)]
     pub fn restrict(&mut self, keep: L::Mask) {
+        self.requested = self.requested & keep;
         self.active = self.active & keep;
     }
+    /// The packet narrowed to the lanes in `keep` (see [`RayPacket::restrict`]).
+    #[inline(always)]
+    #[must_use]
+    pub fn with_mask(mut self, keep: L::Mask) -> Self {
+        self.restrict(keep);
+        self
+    }
     /// The scalar ray of lane `i`.
+    ///
+    /// # Panics
+    /// If `i >= N`.
+    #[must_use]
     pub fn ray(&self, i: usize) -> Ray {
+        assert!(i < L::N, "lane {i} of a {}-lane packet", L::N);
         Ray::with_interval(self.origin.lane(i), self.dir.lane(i), self.t_min.lane(i), self.t_max.lane(i))
     }
 }
@@ -309,7 +343,10 @@ impl RaySoa {
         self.resize(n + 1);
         self.set(n, &r);
     }
-    /// Overwrites ray `i`. Panics if `i >= len()`.
+    /// Overwrites ray `i`.
+    ///
+    /// # Panics
+    /// If `i >= len()`.
     pub fn set(&mut self, i: usize, r: &Ray) {
         assert!(i < self.len, "ray index {i} out of range for {} rays", self.len);
         let v = [r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max];
@@ -337,7 +374,11 @@ impl RaySoa {
     pub fn column_mut(&mut self, c: RayColumn) -> &mut [f32] {
         &mut self.cols[c as usize][..self.len]
     }
-    /// The scalar ray `i`. Panics if `i >= len()`.
+    /// The scalar ray `i`.
+    ///
+    /// # Panics
+    /// If `i >= len()`.
+    #[must_use]
     pub fn ray(&self, i: usize) -> Ray {
         assert!(i < self.len, "ray index {i} out of range for {} rays", self.len);
         // SAFETY: every column holds `padded_len(len) >= len > i` values (`resize` keeps
@@ -345,11 +386,22 @@ impl RaySoa {
         let c = |k: usize| unsafe { *self.cols[k].get_unchecked(i) };
         Ray::with_interval(Vec3::new(c(0), c(1), c(2)), Vec3::new(c(3), c(4), c(5)), c(6), c(7))
     }
-    /// The packet of rays `i..i + N` (`i` a multiple of `N`); lanes past `len()` are inactive.
+    /// The packet of rays `i..i + N`; lanes past `len()` are not requested. Any `i` up to
+    /// the padded length minus `N` works (a multiple of `N` keeps packets disjoint).
+    ///
+    /// # Panics
+    /// If `i + N` is past the padded length.
     #[inline(always)]
+    #[must_use]
     pub fn packet<L: Lanes>(&self, i: usize) -> RayPacket<L> {
-        // One check for all eight columns: they all have the same (padded) length.
-        assert!(i + L::N <= self.cols[0].len(), "rays {i}..{} past the padded length", i + L::N);
+        // One check for all eight columns: they all have the same (padded) length. Written
+        // so that it cannot overflow (`i + N` could wrap for `i` near `usize::MAX`).
+        let storage = self.cols[0].len();
+        assert!(
+            storage.checked_sub(L::N).is_some_and(|last| i <= last),
+            "rays {i}..{i}+{} past the padded length {storage}",
+            L::N
+        );
         // SAFETY: every column has `padded_len(len)` values (`resize` keeps them equal), so
         // `N` values are readable from `i` in each.
         let col = |k: usize| unsafe { L::load_ptr(self.cols[k].as_ptr().add(i)) };

@@ -103,12 +103,8 @@ fn trace_packets<L: Lanes>(scene: &Scene, cam: &Camera) -> Vec<Hit> {
                 }
             }
             let mut out = HitPacket::<L>::default();
-            scene.intersect_packet(
-                &RayPacket::<L>::from_rays(&rays[..L::N]),
-                &mut out,
-                L::Mask::from_bitmask(live),
-                scratch,
-            );
+            let packet = RayPacket::<L>::from_rays(&rays[..L::N]).expect("N rays fit N lanes");
+            scene.intersect_packet(&packet.with_mask(L::Mask::from_bitmask(live)), &mut out, scratch);
             (x0, y0, out, live)
         })
         .collect();

@@ -116,7 +116,7 @@ fn random_scene(seed: u64, n: usize, style: Style) -> Built {
         let nrm = if rng.f32() < 0.5 { Vec3::Y } else { rng.unit_vec3() };
         b.add_plane(Plane::new(nrm, rng.range(-12.0, -10.0) * k)).unwrap();
     }
-    let scene = b.build();
+    let scene = b.build().unwrap();
     scene.validate().expect("BVH valid after build");
     let bounds = Aabb::new(Vec3::splat(-12.0) * k + off, Vec3::splat(12.0) * k + off);
     Built { scene, targets, bounds }
@@ -198,30 +198,47 @@ fn check_scene(w: &Built, rays: &[Ray], tally: &mut Tally) {
 fn check_packets_and_batches(w: &Built, rays: &[Ray]) {
     let s = &w.scene;
     let mut scratch = PacketScratch::default();
+    /// Every requested lane is written (a hit, or the miss record for an invalid ray),
+    /// unrequested lanes keep what they held, and each lane equals the single-ray query of
+    /// the same backend. The packet starts out filled with a fake hit, so a lane the query
+    /// forgets to write is caught, and so is a query that does nothing.
     fn packets<L: Lanes>(s: &Scene, rays: &[Ray], b: Backend, scratch: &mut PacketScratch) {
+        let sentinel = Hit {
+            t: 0.5,
+            geom: 12345,
+            prim: 6789,
+            u: 0.5,
+            v: 0.25,
+            normal: Vec3::ONE,
+            kind: lanecast::HitKind::Sphere,
+        };
         for chunk in rays.chunks(L::N) {
-            let pk = RayPacket::<L>::from_rays(chunk);
             // Lane 1 is left out of the mask: it must come back untouched.
-            let mask = L::Mask::from_bitmask(!0b10);
+            let pk = RayPacket::<L>::from_rays(chunk).unwrap().with_mask(L::Mask::from_bitmask(!0b10));
             let mut out = HitPacket::<L>::default();
-            let sentinel = Hit { t: -7.0, geom: 12345, prim: 6789, u: 0.5, v: 0.25, normal: Vec3::ONE };
             for i in 0..L::N {
                 out.set_lane(i, &sentinel);
             }
-            s.intersect_packet(&pk, &mut out, mask, scratch);
-            for (i, r) in chunk.iter().enumerate() {
+            s.intersect_packet_with(&pk, &mut out, scratch, b);
+            let occluded = s.occluded_packet_with(&pk, scratch, b).bitmask();
+            for i in 0..L::N {
                 let got = out.lane(i);
-                if i == 1 && L::N > 1 {
-                    assert_eq!(got, sentinel, "inactive lane written");
+                if i >= chunk.len() || (i == 1 && L::N > 1) {
+                    assert_eq!(got, sentinel, "{} {b:?}: unrequested lane {i} written", L::NAME);
+                    assert_eq!(occluded >> i & 1, 0, "{} {b:?}: unrequested lane {i} occluded", L::NAME);
                     continue;
                 }
-                let want = if r.is_valid() { s.intersect_with(r, b).unwrap_or(Hit::MISS) } else { sentinel };
-                assert!(same(&Some(got), &Some(want)), "packet {} lane {i}: {got:?} != single {want:?}", L::NAME);
+                let r = &chunk[i];
+                let want = s.intersect_with(r, b).unwrap_or(Hit::MISS);
+                assert!(same(&Some(got), &Some(want)), "packet {} {b:?} lane {i}: {got:?} != single {want:?}", L::NAME);
+                assert_eq!(occluded >> i & 1 == 1, s.occluded_with(r, b), "{} {b:?} lane {i}: occluded", L::NAME);
             }
         }
     }
-    packets::<F32x4>(s, rays, Backend::X4, &mut scratch);
-    packets::<F32x8>(s, rays, Backend::X8, &mut scratch);
+    for b in BACKENDS {
+        packets::<F32x4>(s, rays, b, &mut scratch);
+        packets::<F32x8>(s, rays, b, &mut scratch);
+    }
 
     let soa = RaySoa::from_rays(rays);
     for b in BACKENDS {
@@ -302,19 +319,19 @@ fn invalid_rays_miss_everywhere() {
             assert!(!w.scene.occluded_with(&ray, b));
         }
         let mut out = HitPacket::<F32x8>::default();
-        w.scene.intersect_packet(
-            &RayPacket::from_rays(&[ray; 8]),
-            &mut out,
-            Mask::splat(true),
-            &mut PacketScratch::default(),
-        );
-        assert!(out.hit_mask().none());
+        let mut scratch = PacketScratch::default();
+        for b in BACKENDS {
+            let pk = RayPacket::from_rays(&[ray; 8]).unwrap();
+            w.scene.intersect_packet_with(&pk, &mut out, &mut scratch, b);
+            assert!(out.hit_mask().none());
+            assert!(w.scene.occluded_packet_with(&pk, &mut scratch, b).none());
+        }
     }
 }
 
 #[test]
 fn empty_scene_misses() {
-    let s = SceneBuilder::new().build();
+    let s = SceneBuilder::new().build().unwrap();
     s.validate().unwrap();
     let r = Ray::new(Vec3::ZERO, Vec3::X);
     for b in BACKENDS {
@@ -332,7 +349,7 @@ fn bad_shapes_are_typed_errors() {
     assert!(b.add_mesh(&[[f32::NAN, 0.0, 0.0]], &[]).is_err());
     let id = b.add_triangle(Triangle::new(Vec3::ZERO, Vec3::ZERO, Vec3::X)).unwrap();
     assert_eq!(id, 0, "failed adds do not use up ids");
-    let s = b.build();
+    let s = b.build().unwrap();
     assert_eq!(s.stats().degenerate, 1);
     assert_eq!(s.stats().triangles, 0);
 }
@@ -343,7 +360,7 @@ fn bad_shapes_are_typed_errors() {
 fn bunny_mesh_against_brute_force() {
     let mut b = SceneBuilder::new();
     b.add_mesh_file(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/bunny.ply"))).unwrap();
-    let scene = b.build();
+    let scene = b.build().unwrap();
     scene.validate().unwrap();
     let cam =
         lanecast::camera::Camera::new(Vec3::new(0.0883, 0.1852, 0.2988), Vec3::new(-0.0168, 0.1102, -0.0015), 45.0)

@@ -125,6 +125,7 @@ fn test_hits(n: usize) -> HitSoa {
                 u: f(0),
                 v: f(1),
                 normal: Vec3::new(f(2), -f(3), f(4)),
+                kind: lanecast::HitKind::None, // files do not store the kind
             },
         );
     }
@@ -826,6 +827,7 @@ fn numpy_reads_our_files_and_we_read_numpys() {
                 u: 0.125,
                 v: 0.5,
                 normal: Vec3::new(0.0, -1.0, 0.0),
+                kind: lanecast::HitKind::None, // files do not store the kind
             },
         );
     }

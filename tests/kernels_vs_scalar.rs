@@ -27,7 +27,11 @@ fn v3(n: &[f32], i: usize) -> Vec3 {
 }
 
 fn packet<L: Lanes>(rays: &[Ray], orient: Orient) -> RayPacket<L> {
-    if orient == Orient::SplatFirst { RayPacket::splat(&rays[0]) } else { RayPacket::from_rays(rays) }
+    if orient == Orient::SplatFirst {
+        RayPacket::splat(&rays[0])
+    } else {
+        RayPacket::from_rays(rays).expect("at most N rays")
+    }
 }
 fn prim_lanes<P: Primitive, L: Lanes>(prims: &[P], orient: Orient) -> P::Lanes<L> {
     if orient == Orient::SplatSecond { prims[0].splat_lanes() } else { Soa::from_slice(prims).lanes(0) }

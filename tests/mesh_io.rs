@@ -156,7 +156,7 @@ fn sponza_ply_loads() {
 fn bunny_scene_builds_and_is_hit() {
     let mut builder = SceneBuilder::new();
     let id = builder.add_mesh_file(&scene_file("bunny.ply")).unwrap();
-    let scene = builder.build();
+    let scene = builder.build().unwrap();
     scene.validate().unwrap();
     let st = scene.stats();
     assert_eq!(st.triangles + st.degenerate, BUNNY_TRIANGLES);
@@ -233,7 +233,7 @@ fn obj_quad_is_fan_triangulated() {
     // The same scene through the builder.
     let mut b = SceneBuilder::new();
     b.add_mesh_file(&path).unwrap();
-    let scene = b.build();
+    let scene = b.build().unwrap();
     scene.validate().unwrap();
     assert_eq!(scene.stats().triangles, 3);
 }

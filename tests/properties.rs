@@ -64,7 +64,7 @@ proptest! {
     ) {
         let mut b = SceneBuilder::new();
         b.add_triangles(&tris.iter().map(|(a, b, c)| Triangle::new(*a, *b, *c)).collect::<Vec<_>>()).unwrap();
-        let scene = b.build();
+        let scene = b.build().unwrap();
         for backend in [Backend::Scalar, Backend::X4, Backend::X8] {
             let ray = Ray::new(o, d);
             let hit = scene.intersect_with(&ray, backend);

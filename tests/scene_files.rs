@@ -64,7 +64,7 @@ fn every_shipped_scene_loads_and_builds() {
         assert_eq!(sf.name, file.trim_end_matches(".toml"));
         let cam = sf.camera.unwrap_or_else(|| panic!("{file} has a camera"));
         cam.check().unwrap();
-        let scene = sf.builder.build();
+        let scene = sf.builder.build().unwrap();
         scene.validate().unwrap_or_else(|e| panic!("{file}: {e:?}"));
         let got: Vec<GeomKind> = scene.geoms().iter().map(|g| g.kind).collect();
         assert_eq!(&got, kinds, "{file}");
@@ -85,7 +85,7 @@ fn default_scene_is_the_embedded_file() {
     let sf = default_scene();
     assert_eq!(sf.name, "default");
     assert_eq!(sf.camera.unwrap(), Camera::new(Vec3::new(0.0, 2.2, 6.5), Vec3::new(0.0, 0.7, 0.0), 45.0));
-    let scene = sf.builder.build();
+    let scene = sf.builder.build().unwrap();
     // Straight down onto the big ball (id 1), the floor (id 0) and the crate (id 4).
     assert_eq!(scene.intersect(&down(0.0, 0.0)).unwrap().geom, 1);
     assert_eq!(scene.intersect(&down(0.0, -1.5)).unwrap().geom, 0);
@@ -97,7 +97,7 @@ fn default_scene_is_the_embedded_file() {
 
 #[test]
 fn bunny_sits_on_its_floor() {
-    let scene = load_scene_file(&scenes_dir().join("bunny.toml")).unwrap().builder.build();
+    let scene = load_scene_file(&scenes_dir().join("bunny.toml")).unwrap().builder.build().unwrap();
     let b = scene.bounds();
     assert!((b.min.y - 0.032987).abs() < 1e-5, "{b:?}");
     let floor = scene.intersect(&down(0.5, 0.5)).unwrap();
@@ -157,7 +157,7 @@ path = "no-such-mesh.obj"
     let (head, _) = text.split_once("[[mesh]]").unwrap();
     let sf = parse(head).unwrap();
     assert!(sf.camera.is_some());
-    let scene = sf.builder.build();
+    let scene = sf.builder.build().unwrap();
     for (x, id) in [(0.0, 0), (3.0, 1), (6.0, 2), (9.0, 4), (12.0, 5), (15.0, 6), (20.0, 3)] {
         let h = scene.intersect(&down(x, 0.0)).unwrap();
         assert_eq!(h.geom, id, "ray at x = {x}");
@@ -185,7 +185,7 @@ fn inline_arrays_follow_file_order_too() {
 box = [{ min = [2.5, -1, -0.5], max = [3.5, 1, 0.5] }]
 sphere = [{ center = [0, 0, 0], radius = 1 }, { center = [6, 0, 0], radius = 1 }]
 "#;
-    let scene = parse(text).unwrap().builder.build();
+    let scene = parse(text).unwrap().builder.build().unwrap();
     for (x, id) in [(3.0, 0), (0.0, 1), (6.0, 2)] {
         assert_eq!(scene.intersect(&down(x, 0.0)).unwrap().geom, id);
     }
@@ -221,7 +221,7 @@ rotate_deg = [90, 0, 90]
 translate = [10, 20, 30]
 "#,
     );
-    let scene = load_scene_file(&scene_path).unwrap().builder.build();
+    let scene = load_scene_file(&scene_path).unwrap().builder.build().unwrap();
     let b = scene.bounds();
     for (got, want) in [(b.min, Vec3::new(10.0, 20.0, 30.0)), (b.max, Vec3::new(10.0, 22.0, 33.0))] {
         assert!((got - want).abs().max_element() < 1e-4, "{b:?}");
@@ -234,7 +234,7 @@ translate = [10, 20, 30]
 
     // A uniform scale as one number; the other transforms default to identity.
     let scene_path = write(dir.path(), "u.toml", "[[mesh]]\npath = \"meshes/tri.obj\"\nscale = 4\n");
-    let b = load_scene_file(&scene_path).unwrap().builder.build().bounds();
+    let b = load_scene_file(&scene_path).unwrap().builder.build().unwrap().bounds();
     assert!((b.max - Vec3::new(4.0, 4.0, 0.0)).abs().max_element() < 1e-5, "{b:?}");
     assert!(b.min.abs().max_element() < 1e-5, "{b:?}");
 }
@@ -245,12 +245,12 @@ fn degenerate_mesh_triangles_are_counted_not_errors() {
     write(dir.path(), "m.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 2 0 0\nf 1 2 3\nf 1 2 4\n");
     let p = write(dir.path(), "s.toml", "[[mesh]]\npath = \"m.obj\"\n");
     let sf = load_scene_file(&p).unwrap();
-    let scene = sf.builder.build();
+    let scene = sf.builder.build().unwrap();
     assert_eq!(scene.geoms()[0].prims, 2);
     assert_eq!(scene.geoms()[0].degenerate, 1);
     // Scaling to zero makes every triangle degenerate, which is still not an error.
     let p = write(dir.path(), "z.toml", "[[mesh]]\npath = \"m.obj\"\nscale = 0\n");
-    assert_eq!(load_scene_file(&p).unwrap().builder.build().geoms()[0].degenerate, 2);
+    assert_eq!(load_scene_file(&p).unwrap().builder.build().unwrap().geoms()[0].degenerate, 2);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -281,7 +281,7 @@ fn generators_are_deterministic_per_seed() {
              [[generate]]\nkind = \"city\"\nseed = {seed}\nblocks = [2, 2]\norigin = [0, 50, 0]\n\
              [[generate]]\nkind = \"spheres\"\nseed = {seed}\ncount = 10\nmin = [0, 100, 0]\nmax = [5, 105, 5]\n"
         );
-        let scene = parse(&text).unwrap().builder.build();
+        let scene = parse(&text).unwrap().builder.build().unwrap();
         let g: Vec<GeomKind> = scene.geoms().iter().map(|g| g.kind).collect();
         assert_eq!(g, [GeomKind::Mesh, GeomKind::Boxes, GeomKind::Spheres]);
         let cam = Camera::new(Vec3::new(60.0, 120.0, 60.0), Vec3::ZERO, 60.0).with_size(24, 16);
@@ -297,12 +297,12 @@ fn generators_are_deterministic_per_seed() {
 #[test]
 fn generator_defaults_apply_to_missing_keys() {
     let sf = parse("[[generate]]\nkind = \"spheres\"\n").unwrap();
-    let scene = sf.builder.build();
+    let scene = sf.builder.build().unwrap();
     assert_eq!(scene.geoms()[0].prims, 100);
     let sf = parse("[[generate]]\nkind = \"city\"\nseed = 4\n").unwrap();
-    assert_eq!(sf.builder.build().geoms()[0].prims, 256);
+    assert_eq!(sf.builder.build().unwrap().geoms()[0].prims, 256);
     let sf = parse("[[generate]]\nkind = \"terrain\"\nresolution = 8\n").unwrap();
-    assert_eq!(sf.builder.build().geoms()[0].prims, 128);
+    assert_eq!(sf.builder.build().unwrap().geoms()[0].prims, 128);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -9,8 +9,9 @@ mod common;
 
 use common::{SPECIALS, interval, magnitude, zero_some};
 use glam::Vec3;
-use lanecast::kernel::child_order::{self, StackEntry};
-use lanecast::kernel::ray_aabb::{self, TraversalRay};
+use lanecast::bvh::traverse::child_order::{self, StackEntry};
+use lanecast::bvh::traverse::slab::{self, TraversalRay};
+use lanecast::kernel::ray_aabb;
 use lanecast::prim::Aabb;
 use lanecast::rng::Rng;
 use lanecast::vec3x::Vec3x;
@@ -93,7 +94,7 @@ fn check_node<L: Lanes>(ray: &Ray, boxes: &[Aabb]) {
         TraversalRay::<L>::new(ray).test([&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5]], t_max);
     for (i, b) in boxes.iter().enumerate() {
         let lanes = hit.lane(i).then(|| tn.lane(i));
-        let scalar = ray_aabb::traversal_scalar(ray, t_max, b);
+        let scalar = slab::twin_scalar(ray, t_max, b);
         assert!(
             same_entry(lanes, scalar),
             "{} lanes, lane {i}: {lanes:?} vs scalar {scalar:?}\nray {ray:?}\nbox {b:?}",
@@ -178,8 +179,8 @@ fn traversal_packet_equals_scalar() {
             )
         };
         let inv = v3(&|i| rays[i].dir.recip());
-        let inv_far = v3(&|i| rays[i].dir.recip() * ray_aabb::FAR_SCALE);
-        let (hit, tn) = ray_aabb::traversal_packet(
+        let inv_far = v3(&|i| rays[i].dir.recip() * slab::FAR_SCALE);
+        let (hit, tn) = slab::packet_test(
             v3(&|i| rays[i].origin),
             inv,
             inv_far,
@@ -190,7 +191,7 @@ fn traversal_packet_equals_scalar() {
         );
         for i in 0..8 {
             let l = hit.lane(i).then(|| tn.lane(i));
-            let s = ray_aabb::traversal_scalar(&rays[i], rays[i].t_max, &b2[i]);
+            let s = slab::twin_scalar(&rays[i], rays[i].t_max, &b2[i]);
             assert!(same_entry(l, s), "lane {i}: {l:?} vs {s:?}\nray {:?}\nbox {:?}", rays[i], b2[i]);
         }
     }
@@ -222,9 +223,9 @@ fn traversal_slab_never_misses_a_box_the_exact_slab_test_hits() {
                 if lo > hi || ray_aabb::intersect_scalar(&r, &b).is_none() {
                     continue;
                 }
-                let t = ray_aabb::traversal_scalar(&r, r.t_max, &b);
+                let t = slab::twin_scalar(&r, r.t_max, &b);
                 assert!(t.is_some_and(|t| t <= e0.max(lo)), "ray {r:?} box {b:?}: exact entry {e0}, traversal {t:?}");
-                let t = ray_aabb::traversal_textbook(&r, r.t_max, &b);
+                let t = slab::textbook_scalar(&r, r.t_max, &b);
                 assert!(t.is_some_and(|t| t <= e0.max(lo)), "ray {r:?} box {b:?}: exact entry {e0}, textbook {t:?}");
             }
         }

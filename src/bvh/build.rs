@@ -2,97 +2,16 @@
 //! primitives themselves: it takes their boxes, returns a binary tree whose leaves index a
 //! permutation of `0..n`, and the caller reorders its own data by that permutation.
 
+use super::node::{Box3, Bvh2, MAX_BINARY_LEAF, Node2};
+use super::preset::BuildOptions;
 use crate::prim::Aabb;
-use bytemuck::{Pod, Zeroable};
-use glam::{Vec3, Vec3A};
+use bytemuck::Zeroable;
+use glam::Vec3A;
 
-/// A binary BVH node (32 bytes). `count == 0`: inner node whose children are nodes
-/// `index` and `index + 1`. `count > 0`: leaf over permuted primitives `index..index+count`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Pod, Zeroable, PartialEq)]
-pub struct Node2 {
-    /// Box minimum.
-    pub min: [f32; 3],
-    /// Number of primitives (0 for inner nodes).
-    pub count: u32,
-    /// Box maximum.
-    pub max: [f32; 3],
-    /// First child (inner) or first primitive (leaf).
-    pub index: u32,
-}
-
-const _: () = assert!(core::mem::size_of::<Node2>() == 32);
-
-impl Node2 {
-    /// The node's box.
-    pub fn aabb(&self) -> Aabb {
-        Aabb::new(Vec3::from(self.min), Vec3::from(self.max))
-    }
-    /// True for leaves.
-    pub fn is_leaf(&self) -> bool {
-        self.count > 0
-    }
-}
-
-/// Build quality presets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Quality {
-    /// 8 bins on the widest centroid axis only.
-    Fast,
-    /// 32 bins on all three axes.
-    #[default]
-    Medium,
-    /// 48 bins on all three axes and a costlier leaf (smaller leaves).
-    High,
-}
-
-/// Builder settings.
-#[derive(Clone, Copy, Debug)]
-pub struct BuildOptions {
-    /// Quality preset.
-    pub quality: Quality,
-    /// Largest leaf (at most [`super::MAX_LEAF`]).
-    pub max_leaf: usize,
-    /// Subtrees with at least this many primitives are built in parallel with rayon.
-    pub parallel_threshold: usize,
-    /// Reinsertion after the top-down build ([`super::reinsert`]): the fraction of nodes, the
-    /// largest first, that are cut out and put back where the tree's surface area drops
-    /// most. 0 turns it off.
-    pub reinsertion: f32,
-}
-
-impl Default for BuildOptions {
-    fn default() -> Self {
-        Self::with_quality(Quality::Medium)
-    }
-}
-
-impl BuildOptions {
-    /// Defaults with the given preset (reinsertion: none for `Fast`, 10 % of the nodes in
-    /// three rounds for `Medium`, 25 % in eight rounds for `High`).
-    pub fn with_quality(quality: Quality) -> Self {
-        let reinsertion = match quality {
-            Quality::Fast => 0.0,
-            Quality::Medium => 0.1,
-            Quality::High => 0.25,
-        };
-        Self { quality, max_leaf: super::MAX_LEAF, parallel_threshold: 4096, reinsertion }
-    }
-}
-
-/// A binary BVH: nodes (root at 0) and the permutation (`perm[i]` = the caller's index of
-/// the `i`-th primitive in leaf order).
-#[derive(Clone, Debug, Default)]
-pub struct Bvh2 {
-    /// Nodes, root first. Empty when there are no primitives.
-    pub nodes: Vec<Node2>,
-    /// Leaf-order permutation of the input indices.
-    pub perm: Vec<u32>,
-}
-
-/// Builds a binary BVH over `boxes` (invalid or empty boxes are allowed and simply never
-/// contain anything; callers normally leave them out).
-pub fn build(boxes: &[Aabb], opts: &BuildOptions) -> Bvh2 {
+/// Builds a binary BVH over `boxes` top-down by the binned SAH (no reinsertion: that is the
+/// next step of [`crate::bvh::build`]). Invalid or empty boxes are allowed and simply never
+/// contain anything; callers normally leave them out.
+pub fn binned_sah(boxes: &[Aabb], opts: &BuildOptions) -> Bvh2 {
     if boxes.is_empty() {
         return Bvh2::default();
     }
@@ -105,12 +24,7 @@ pub fn build(boxes: &[Aabb], opts: &BuildOptions) -> Bvh2 {
     let mut nodes = Vec::with_capacity(2 * boxes.len() / opts.max_leaf.max(1) + 1);
     nodes.push(Node2::zeroed());
     flatten(&tree, 0, &mut nodes);
-    let mut bvh = Bvh2 { nodes, perm };
-    if opts.reinsertion > 0.0 {
-        let rounds = if opts.quality == Quality::High { 8 } else { 3 };
-        super::reinsert::optimize(&mut bvh, opts.reinsertion, rounds, super::STACK_DEPTH);
-    }
-    bvh
+    Bvh2 { nodes, perm }
 }
 
 enum Tmp {
@@ -173,34 +87,6 @@ impl Ref {
     }
 }
 
-/// A box in SIMD registers (the builder's and the reinsertion pass's working form of `Aabb`).
-#[derive(Clone, Copy)]
-pub(super) struct Box3 {
-    pub(super) min: Vec3A,
-    pub(super) max: Vec3A,
-}
-
-impl Box3 {
-    const EMPTY: Box3 = Box3 { min: Vec3A::INFINITY, max: Vec3A::NEG_INFINITY };
-    /// A node's box.
-    pub(super) fn of(n: &Node2) -> Box3 {
-        Box3 { min: Vec3A::from(n.min), max: Vec3A::from(n.max) }
-    }
-    #[inline(always)]
-    pub(super) fn union(&self, o: &Box3) -> Box3 {
-        Box3 { min: self.min.min(o.min), max: self.max.max(o.max) }
-    }
-    /// Surface area (0 for an empty box).
-    #[inline(always)]
-    pub(super) fn area(&self) -> f32 {
-        let e = (self.max - self.min).max(Vec3A::ZERO);
-        2.0 * (e.x * e.y + e.y * e.z + e.z * e.x)
-    }
-    fn aabb(&self) -> Aabb {
-        Aabb::new(self.min.into(), self.max.into())
-    }
-}
-
 /// A candidate split: primitives whose centroid falls in a bin below `bin` go left.
 #[derive(Clone, Copy)]
 struct Split {
@@ -246,7 +132,7 @@ impl Ctx<'_> {
         if n == 1 {
             return leaf;
         }
-        let max_leaf = self.opts.max_leaf.clamp(1, super::MAX_LEAF);
+        let max_leaf = self.opts.max_leaf.clamp(1, MAX_BINARY_LEAF);
         // Past this depth, split by count so the tree always fits the traversal stack.
         let split = if depth < 48 { self.best_split(idx, &bounds, &cbounds, bins) } else { None };
         let mid = match split {
@@ -276,19 +162,15 @@ impl Ctx<'_> {
         // leaves into blocks by its own cost model, and reinsertion can move small subtrees
         // more freely; leaves priced per block of 4 came out fatter and measured 10-20 %
         // slower on sponza. High prices a pair a little higher, for smaller leaves still.
-        let k = if self.opts.quality == Quality::High { 1.25 } else { 1.0 };
-        n.div_ceil(2) as f32 * k
+        n.div_ceil(2) as f32 * self.opts.leaf_pair_cost
     }
 
     /// The cheapest binned split by the surface area heuristic (cost relative to the
     /// parent: 1 traversal + the children's leaf costs weighted by their area fraction).
     /// `cb` bounds the doubled centroids ([`Ref::centroid2`]).
     fn best_split(&self, idx: &[Ref], bounds: &Aabb, cb: &Aabb, bins: &mut Vec<Bin>) -> Option<Split> {
-        let (nbins, axes): (usize, &[usize]) = match self.opts.quality {
-            Quality::Fast => (8, &[]),
-            Quality::Medium => (32, &[0, 1, 2]),
-            Quality::High => (48, &[0, 1, 2]),
-        };
+        let nbins = self.opts.bins.clamp(2, MAX_BINS);
+        let axes: &[usize] = if self.opts.all_axes { &[0, 1, 2] } else { &[] };
         // A small node needs no more bins than it has primitives (the sweep and the bin
         // reset cost per bin).
         let nbins = nbins.min(idx.len().max(4));

@@ -7,7 +7,7 @@
 //! The leaves are never changed, only where they hang, so the result is again a [`Bvh2`]
 //! whose leaves cover a permutation of the same primitives.
 
-use super::build::{Box3, Bvh2, Node2};
+use super::node::{Box3, Bvh2, Node2};
 
 /// No node (parent of the root).
 const NONE: u32 = u32::MAX;
@@ -251,7 +251,7 @@ pub fn optimize(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bvh::build::{BuildOptions, build};
+    use crate::bvh::{BuildOptions, build};
     use crate::prim::Aabb;
     use glam::Vec3;
 

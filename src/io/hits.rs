@@ -5,7 +5,7 @@ use super::npy;
 use super::sink::Output;
 use super::source::{CsvLines, RecordSource, check_stdio, parse_f32, quote_field, record_place};
 use super::{Format, IoError, STDIN_NAME, push_f32};
-use crate::hit::{Hit, HitSoa, NO_ID};
+use crate::hit::{Hit, HitKind, HitSoa, NO_ID};
 use glam::Vec3;
 use std::fmt::Write as _;
 
@@ -243,6 +243,7 @@ pub fn read_hits(path: &str, format: Format) -> Result<HitSoa, IoError> {
                     u: f[3],
                     v: f[4],
                     normal: Vec3::new(f[5], f[6], f[7]),
+                    kind: HitKind::None,
                 });
             }
         }
@@ -259,6 +260,7 @@ pub fn read_hits(path: &str, format: Format) -> Result<HitSoa, IoError> {
                         u: f(3),
                         v: f(4),
                         normal: Vec3::new(f(5), f(6), f(7)),
+                        kind: HitKind::None,
                     });
                 }
             }

@@ -18,7 +18,6 @@
 //! *Precision Improvements for Ray/Sphere Intersection*, Ray Tracing Gems (2019), ch. 7.
 
 pub mod aabb_triangle;
-pub mod child_order;
 pub mod moving_aabb_aabb;
 pub mod moving_sphere_aabb;
 pub mod moving_sphere_sphere;

@@ -18,7 +18,9 @@ mod shapes;
 mod soa;
 
 pub use shapes::{Aabb, Capsule, Plane, Sphere, Triangle};
-pub use soa::{AabbLanes, CapsuleLanes, ColumnsAt, PlaneLanes, Primitive, Soa, SphereLanes, TriangleLanes};
+pub use soa::{
+    AabbLanes, CapsuleLanes, ColumnsAt, MAX_COLUMNS, PlaneLanes, Primitive, Soa, SphereLanes, TriangleLanes,
+};
 
 /// Spheres in columns `cx cy cz r`.
 pub type SphereSoa = Soa<Sphere>;

@@ -8,9 +8,13 @@ use crate::vec3x::Vec3x;
 use core::marker::PhantomData;
 use glam::Vec3;
 
-/// A shape kind that can live in a [`Soa`] block and be tested `N` at a time.
-pub trait Primitive: Copy + Sized {
-    /// Number of f32 columns.
+/// A shape kind that can live in a [`Soa`] block and be tested `N` at a time:
+/// [`Sphere`], [`Aabb`], [`Triangle`], [`Plane`] and [`Capsule`].
+///
+/// Sealed: [`Soa`]'s unchecked lane loads trust `COLUMNS` (at most [`MAX_COLUMNS`]) and the
+/// column layout of these implementations.
+pub trait Primitive: Copy + Sized + sealed::Sealed {
+    /// Number of f32 columns (at most [`MAX_COLUMNS`], checked at compile time).
     const COLUMNS: usize;
     /// The lane view: one shape per lane.
     type Lanes<L: Lanes>: Copy;
@@ -31,6 +35,19 @@ pub trait Primitive: Copy + Sized {
     fn sanitized(&self) -> Self {
         if self.is_valid() { *self } else { Self::never_hit() }
     }
+}
+
+/// Most f32 columns a [`Primitive`] may have (the size of the scratch row `Soa` copies a shape
+/// through).
+pub const MAX_COLUMNS: usize = 16;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Sphere {}
+    impl Sealed for super::Aabb {}
+    impl Sealed for super::Triangle {}
+    impl Sealed for super::Plane {}
+    impl Sealed for super::Capsule {}
 }
 
 /// Many primitives of one kind stored column-wise, padded to a lane multiple with
@@ -56,6 +73,9 @@ impl<P: Primitive> Default for Soa<P> {
 }
 
 impl<P: Primitive> Soa<P> {
+    /// Compile-time check that the kind's columns fit the scratch rows below.
+    const FITS: () = assert!(P::COLUMNS >= 1 && P::COLUMNS <= MAX_COLUMNS);
+
     /// From scalar shapes.
     pub fn from_slice(prims: &[P]) -> Self {
         let mut s = Self::default();
@@ -72,7 +92,7 @@ impl<P: Primitive> Soa<P> {
         }
         let mut s = Self::default();
         s.reserve(n);
-        let mut buf = [0.0f32; 16];
+        let mut buf = [0.0f32; MAX_COLUMNS];
         s.extend((0..n).map(|i| {
             for (b, c) in buf.iter_mut().zip(cols) {
                 *b = c[i];
@@ -82,15 +102,25 @@ impl<P: Primitive> Soa<P> {
         Some(s)
     }
     /// Makes room for `additional` more shapes (re-laying out the columns if needed).
+    ///
+    /// # Panics
+    /// If the new size overflows `usize` or memory cannot be allocated.
     pub fn reserve(&mut self, additional: usize) {
-        let need = padded_len(self.len + additional) + crate::ray::PAD;
+        let () = Self::FITS;
+        let need = self
+            .len
+            .checked_add(additional)
+            .and_then(|n| n.checked_next_multiple_of(crate::ray::PAD))
+            .and_then(|n| n.checked_add(crate::ray::PAD))
+            .expect("Soa capacity overflow");
         if need <= self.stride {
             return;
         }
-        let stride = need.max(2 * self.stride);
-        let mut fill = [0.0f32; 16];
+        let stride = need.max(self.stride.saturating_mul(2));
+        let total = stride.checked_mul(P::COLUMNS).expect("Soa capacity overflow");
+        let mut fill = [0.0f32; MAX_COLUMNS];
         P::never_hit().write_columns(&mut fill);
-        let mut data = Vec::with_capacity(P::COLUMNS * stride);
+        let mut data = Vec::with_capacity(total);
         for (c, &pad) in fill.iter().enumerate().take(P::COLUMNS) {
             data.extend_from_slice(&self.data[c * self.stride..c * self.stride + self.len]);
             data.resize((c + 1) * stride, pad);
@@ -100,7 +130,7 @@ impl<P: Primitive> Soa<P> {
     }
     /// Appends shapes (sanitized).
     pub fn extend(&mut self, prims: impl IntoIterator<Item = P>) {
-        let mut buf = [0.0f32; 16];
+        let mut buf = [0.0f32; MAX_COLUMNS];
         for p in prims {
             self.reserve(1);
             p.sanitized().write_columns(&mut buf);
@@ -127,20 +157,30 @@ impl<P: Primitive> Soa<P> {
         padded_len(self.len)
     }
     /// Shape `i` as stored (an invalid input reads back as its never-hit value).
+    ///
+    /// # Panics
+    /// If `i >= len()`.
     #[inline]
     pub fn get(&self, i: usize) -> P {
         assert!(i < self.len, "index {i} out of range for {} shapes", self.len);
-        let mut buf = [0.0f32; 16];
+        let mut buf = [0.0f32; MAX_COLUMNS];
         for (c, b) in buf.iter_mut().enumerate().take(P::COLUMNS) {
             *b = self.data[c * self.stride + i];
         }
         P::read_columns(&buf[..P::COLUMNS])
     }
     /// Column `c` (`len()` values).
+    ///
+    /// # Panics
+    /// If `c >= P::COLUMNS`.
     pub fn column(&self, c: usize) -> &[f32] {
+        assert!(c < P::COLUMNS, "column {c} of {}", P::COLUMNS);
         &self.data[c * self.stride..c * self.stride + self.len]
     }
     /// Shape `i` broadcast to every lane (as stored: already sanitized).
+    ///
+    /// # Panics
+    /// If `i >= len()`.
     #[inline(always)]
     pub fn splat_at<L: Lanes>(&self, i: usize) -> P::Lanes<L> {
         assert!(i < self.len, "index {i} out of range for {} shapes", self.len);
@@ -155,11 +195,21 @@ impl<P: Primitive> Soa<P> {
         P::load_lanes(&at)
     }
     /// Shapes `i..i + N` as lanes, for any `i <= padded_len()`; lanes past `len()` are
-    /// never-hit padding. Panics if `i` is past that.
+    /// never-hit padding.
+    ///
+    /// # Panics
+    /// If `i + N` is past the block's storage (which always extends one lane block past
+    /// `padded_len()`).
     #[inline(always)]
     pub fn lanes<L: Lanes>(&self, i: usize) -> P::Lanes<L> {
-        // One check covers every column: each has `stride` values.
-        assert!(i + L::N <= self.stride, "lanes {i}..{} past the block's storage", i + L::N);
+        // One check covers every column: each has `stride >= N` values. Written so that it
+        // cannot overflow (`i + N` could wrap for `i` near `usize::MAX`).
+        assert!(
+            self.stride.checked_sub(L::N).is_some_and(|last| i <= last),
+            "lanes {i}..{i}+{} past the block's storage ({})",
+            L::N,
+            self.stride
+        );
         let at = ColumnsAt {
             base: self.data.as_ptr(),
             stride: self.stride,

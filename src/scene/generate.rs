@@ -464,7 +464,7 @@ impl Generator {
     /// Bad parameters are a [`SceneError::InvalidShape`] naming the key.
     pub fn add_to(&self, builder: &mut SceneBuilder) -> Result<u32, SceneError> {
         let param = |e: ParamError| SceneError::InvalidShape {
-            geom: builder.next_id(),
+            geom: builder.geoms().len() as u32,
             what: format!("{} generator: {e}", self.kind()),
         };
         match self {

@@ -2,14 +2,17 @@
 //! kernels and normal, and [`KindBvh`]: one kind's primitives in leaf order with their
 //! binary, 4-wide and 8-wide trees.
 
-use crate::bvh::{self, BuildOptions, Node2, Node4, Node8, WideBvh};
+use crate::bvh::{self, BuildOptions, BvhError, Node2, Node4, Node8, WideBvh};
+use crate::error::LimitError;
 use crate::kernel::{ray_aabb, ray_sphere, ray_triangle};
 use crate::lanes::Lanes;
 use crate::prim::{Aabb, Primitive, Soa, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket};
 use glam::Vec3;
 
-/// A shape kind that can be put in a BVH and hit by rays.
+/// A shape kind a scene puts in a BVH: [`Triangle`], [`Sphere`] and [`Aabb`] (sealed, as
+/// [`Primitive`] is). To put your own primitives in a tree, use [`crate::bvh::build_trees`]
+/// and [`crate::bvh::traverse`] directly.
 pub trait Traceable: Primitive + Send + Sync + 'static {
     /// Which kind (used in hit bookkeeping).
     const KIND: u8;
@@ -111,19 +114,37 @@ pub struct KindBvh<P: Traceable> {
 
 impl<P: Traceable> Default for KindBvh<P> {
     fn default() -> Self {
-        Self::build(Vec::new(), Vec::new(), &BuildOptions::default())
+        Self {
+            prims: Soa::default(),
+            ids: Vec::new(),
+            bvh2: Vec::new(),
+            bvh4: WideBvh::empty(),
+            bvh8: WideBvh::empty(),
+        }
     }
 }
 
 impl<P: Traceable> KindBvh<P> {
-    /// Builds the trees over `prims` with ids `ids`. The primitives must be valid and, for
-    /// triangles, non-degenerate (as [`super::SceneBuilder`] ensures).
-    pub fn build(prims: Vec<P>, ids: Vec<[u32; 2]>, opts: &BuildOptions) -> Self {
+    /// Builds the trees over `prims` with ids `ids` (the same length). The primitives must
+    /// be valid and, for triangles, non-degenerate (as [`super::SceneBuilder`] ensures).
+    ///
+    /// # Errors
+    /// [`LimitError::TooManyPrimitives`] past [`bvh::MAX_PRIMITIVES`].
+    ///
+    /// # Panics
+    /// If `prims` and `ids` differ in length.
+    pub fn build(prims: Vec<P>, ids: Vec<[u32; 2]>, opts: &BuildOptions) -> Result<Self, LimitError> {
+        assert_eq!(prims.len(), ids.len(), "one id pair per primitive");
         let boxes: Vec<Aabb> = prims.iter().map(|p| p.bounds()).collect();
-        let b2 = bvh::build(&boxes, opts);
-        let soa = Soa::from_slice(&b2.perm.iter().map(|&i| prims[i as usize]).collect::<Vec<_>>());
-        let ids = b2.perm.iter().map(|&i| ids[i as usize]).collect();
-        Self { prims: soa, ids, bvh4: WideBvh::collapse(&b2), bvh8: WideBvh::collapse(&b2), bvh2: b2.nodes }
+        let trees = bvh::build_trees(&boxes, opts)?;
+        let soa = Soa::from_slice(&trees.perm.iter().map(|&i| prims[i as usize]).collect::<Vec<_>>());
+        let ids = trees.perm.iter().map(|&i| ids[i as usize]).collect();
+        let kb = Self { prims: soa, ids, bvh2: trees.bvh2, bvh4: trees.bvh4, bvh8: trees.bvh8 };
+        #[cfg(debug_assertions)]
+        if let Err(e) = kb.validate() {
+            panic!("a freshly built BVH failed validation: {e}");
+        }
+        Ok(kb)
     }
     /// Number of primitives.
     pub fn len(&self) -> usize {
@@ -138,7 +159,10 @@ impl<P: Traceable> KindBvh<P> {
         (0..self.len()).map(|i| self.prims.get(i).bounds()).collect()
     }
     /// Checks all three trees (see [`crate::bvh::validate`]); returns the binary depth.
-    pub fn validate(&self) -> Result<usize, crate::bvh::validate::BvhError> {
+    ///
+    /// # Errors
+    /// The first problem found.
+    pub fn validate(&self) -> Result<usize, BvhError> {
         let boxes = self.leaf_boxes();
         let b2 = bvh::Bvh2 { nodes: self.bvh2.clone(), perm: (0..self.len() as u32).collect() };
         let d = bvh::validate::validate_bvh2(&b2, &boxes)?;

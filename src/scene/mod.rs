@@ -15,13 +15,13 @@
 //! use lanecast::prim::{Aabb, Plane, Sphere};
 //! use lanecast::Ray;
 //!
-//! let mut b = SceneBuilder::new();
+//! let mut b = SceneBuilder::new().quality(lanecast::bvh::Quality::Medium);
 //! let floor = b.add_plane(Plane::new(Vec3::Y, 0.0)).unwrap();
 //! let ball = b.add_sphere(Sphere::new(Vec3::new(0.0, 1.0, 0.0), 1.0)).unwrap();
 //! let mesh = b
 //!     .add_mesh(&[[2.0, 0.0, -1.0], [4.0, 0.0, -1.0], [3.0, 2.0, -1.0]], &[[0, 1, 2]])
 //!     .unwrap();
-//! let scene = b.build();
+//! let scene = b.build().unwrap();
 //!
 //! let down = Ray::new(Vec3::new(0.0, 5.0, 0.0), -Vec3::Y);
 //! let hit = scene.intersect(&down).unwrap();
@@ -33,17 +33,20 @@
 //! assert_eq!(scene.intersect(&Ray::new(Vec3::new(9.0, 1.0, 9.0), -Vec3::Y)).unwrap().geom, floor);
 //! ```
 
+#[cfg(feature = "cli")]
 pub mod file;
+#[cfg(feature = "cli")]
 pub mod generate;
 mod kind;
+#[cfg(feature = "cli")]
 pub mod mesh_io;
 mod query;
 
 pub use kind::{KindBvh, Traceable};
 pub use query::PacketScratch;
 
-use crate::bvh::{BuildOptions, Quality};
-use crate::error::SceneError;
+use crate::bvh::{BuildOptions, BvhError, Quality};
+use crate::error::{LimitError, SceneError};
 use crate::prim::{Aabb, Plane, PlaneSoa, Sphere, Triangle};
 use glam::Vec3;
 use std::time::{Duration, Instant};
@@ -82,15 +85,20 @@ impl Backend {
     }
 }
 
+/// A backend name that is not `scalar`, `x4`, `x8` or `auto`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown backend `{0}` (expected scalar, x4, x8 or auto)")]
+pub struct UnknownBackend(pub String);
+
 impl std::str::FromStr for Backend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownBackend;
+    fn from_str(s: &str) -> Result<Self, UnknownBackend> {
         match s {
             "scalar" => Ok(Backend::Scalar),
             "x4" => Ok(Backend::X4),
             "x8" => Ok(Backend::X8),
             "auto" => Ok(Backend::Auto),
-            _ => Err(format!("unknown backend `{s}` (expected scalar, x4, x8 or auto)")),
+            _ => Err(UnknownBackend(s.to_owned())),
         }
     }
 }
@@ -120,7 +128,11 @@ pub struct GeomInfo {
 }
 
 /// Collects geometries, then builds a [`Scene`].
+///
+/// Settings chain: `SceneBuilder::new().quality(Quality::High)`; geometries are added through
+/// `&mut self` and return their id; [`SceneBuilder::build`] consumes the builder.
 #[derive(Clone, Debug, Default)]
+#[must_use = "a builder does nothing until `build` is called"]
 pub struct SceneBuilder {
     geoms: Vec<GeomInfo>,
     tris: Vec<Triangle>,
@@ -134,8 +146,60 @@ pub struct SceneBuilder {
     options: BuildOptions,
 }
 
-fn invalid(geom: usize, what: String) -> SceneError {
-    SceneError::InvalidShape { geom: geom as u32, what }
+fn invalid(geom: u32, what: String) -> SceneError {
+    SceneError::InvalidShape { geom, what }
+}
+
+/// Most geometries a scene can hold: ids are u32 and `u32::MAX` means "no geometry".
+pub const MAX_GEOMETRIES: usize = u32::MAX as usize;
+/// Most primitives one geometry can hold: prim ids are u32 and `u32::MAX` means "none".
+pub const MAX_PRIMS_PER_GEOMETRY: usize = u32::MAX as usize;
+
+/// Checks that one more geometry of `prims` primitives fits the id space of a scene that has
+/// `geoms` geometries; returns the new geometry's id.
+///
+/// # Errors
+/// [`LimitError::TooManyGeometries`] or [`LimitError::TooManyInGeometry`].
+pub fn check_geometry_limits(geoms: usize, prims: usize) -> Result<u32, LimitError> {
+    if geoms >= MAX_GEOMETRIES {
+        return Err(LimitError::TooManyGeometries { count: geoms.saturating_add(1), max: MAX_GEOMETRIES });
+    }
+    if prims > MAX_PRIMS_PER_GEOMETRY {
+        return Err(LimitError::TooManyInGeometry { count: prims, max: MAX_PRIMS_PER_GEOMETRY });
+    }
+    // Both fit: geoms < u32::MAX.
+    Ok(geoms as u32)
+}
+
+/// A set of one shape kind as the builder stores it: spheres or boxes (triangles have their
+/// own path for degenerate ones, planes stay outside the trees).
+trait SetKind: crate::prim::Primitive + core::fmt::Debug {
+    const KIND: GeomKind;
+    const NAME: &'static str;
+    fn store(b: &mut SceneBuilder) -> (&mut Vec<Self>, &mut Vec<[u32; 2]>);
+    fn describe(&self) -> String;
+}
+
+impl SetKind for Sphere {
+    const KIND: GeomKind = GeomKind::Spheres;
+    const NAME: &'static str = "sphere";
+    fn store(b: &mut SceneBuilder) -> (&mut Vec<Self>, &mut Vec<[u32; 2]>) {
+        (&mut b.spheres, &mut b.sphere_ids)
+    }
+    fn describe(&self) -> String {
+        format!("centre {}, radius {}", self.center, self.radius)
+    }
+}
+
+impl SetKind for Aabb {
+    const KIND: GeomKind = GeomKind::Boxes;
+    const NAME: &'static str = "box";
+    fn store(b: &mut SceneBuilder) -> (&mut Vec<Self>, &mut Vec<[u32; 2]>) {
+        (&mut b.boxes, &mut b.box_ids)
+    }
+    fn describe(&self) -> String {
+        format!("min {}, max {}; needs finite min <= max", self.min, self.max)
+    }
 }
 
 impl SceneBuilder {
@@ -144,65 +208,87 @@ impl SceneBuilder {
         Self::default()
     }
     /// Sets the BVH build options.
-    pub fn options(&mut self, options: BuildOptions) -> &mut Self {
+    pub fn options(mut self, options: BuildOptions) -> Self {
         self.options = options;
         self
     }
-    /// Sets the BVH quality preset.
-    pub fn quality(&mut self, q: Quality) -> &mut Self {
-        // The preset's own reinsertion effort comes with it; other options stay.
-        self.options.quality = q;
-        self.options.reinsertion = BuildOptions::with_quality(q).reinsertion;
+    /// Sets the BVH quality preset (all build options from [`BuildOptions::with_quality`]).
+    pub fn quality(mut self, q: Quality) -> Self {
+        self.options = BuildOptions::with_quality(q);
         self
     }
-    fn next_id(&self) -> u32 {
-        self.geoms.len() as u32
+    /// Geometries added so far, indexed by id.
+    pub fn geoms(&self) -> &[GeomInfo] {
+        &self.geoms
+    }
+    /// The build options in effect.
+    pub fn build_options(&self) -> &BuildOptions {
+        &self.options
+    }
+    fn next_id(&self, prims: usize, what: &'static str) -> Result<u32, SceneError> {
+        check_geometry_limits(self.geoms.len(), prims).map_err(|source| SceneError::Limit { what, source })
+    }
+    /// The one path of sphere and box sets.
+    fn add_set<P: SetKind>(&mut self, set: &[P]) -> Result<u32, SceneError> {
+        let id = self.next_id(set.len(), P::NAME)?;
+        if let Some((i, s)) = set.iter().enumerate().find(|(_, s)| !s.is_valid()) {
+            return Err(invalid(id, format!("{} {i} is invalid ({})", P::NAME, s.describe())));
+        }
+        let (prims, ids) = P::store(self);
+        prims.extend_from_slice(set);
+        // `next_id` checked that every index fits a u32.
+        ids.extend((0..set.len()).map(|p| [id, p as u32]));
+        self.geoms.push(GeomInfo { kind: P::KIND, prims: set.len() as u32, degenerate: 0 });
+        Ok(id)
     }
     /// Adds one sphere as a geometry; returns its id.
+    ///
+    /// # Errors
+    /// [`SceneError::InvalidShape`] for a NaN/infinite number or a negative radius;
+    /// [`SceneError::Limit`] past [`MAX_GEOMETRIES`].
     pub fn add_sphere(&mut self, s: Sphere) -> Result<u32, SceneError> {
-        self.add_spheres(&[s])
+        self.add_set(&[s])
     }
     /// Adds a sphere set as one geometry (prim id = index in `set`).
+    ///
+    /// # Errors
+    /// As [`SceneBuilder::add_sphere`], for the first invalid sphere; also past
+    /// [`MAX_PRIMS_PER_GEOMETRY`].
     pub fn add_spheres(&mut self, set: &[Sphere]) -> Result<u32, SceneError> {
-        let id = self.next_id();
-        if let Some((i, s)) = set.iter().enumerate().find(|(_, s)| !s.is_valid()) {
-            return Err(invalid(
-                id as usize,
-                format!("sphere {i} is invalid (centre {}, radius {})", s.center, s.radius),
-            ));
-        }
-        self.spheres.extend_from_slice(set);
-        self.sphere_ids.extend((0..set.len() as u32).map(|p| [id, p]));
-        self.geoms.push(GeomInfo { kind: GeomKind::Spheres, prims: set.len() as u32, degenerate: 0 });
-        Ok(id)
+        self.add_set(set)
     }
     /// Adds one box as a geometry.
+    ///
+    /// # Errors
+    /// [`SceneError::InvalidShape`] for a non-finite corner or `min > max`;
+    /// [`SceneError::Limit`] past [`MAX_GEOMETRIES`].
     pub fn add_box(&mut self, b: Aabb) -> Result<u32, SceneError> {
-        self.add_boxes(&[b])
+        self.add_set(&[b])
     }
     /// Adds a box set as one geometry (prim id = index in `set`).
+    ///
+    /// # Errors
+    /// As [`SceneBuilder::add_box`], for the first invalid box; also past
+    /// [`MAX_PRIMS_PER_GEOMETRY`].
     pub fn add_boxes(&mut self, set: &[Aabb]) -> Result<u32, SceneError> {
-        let id = self.next_id();
-        if let Some((i, b)) = set.iter().enumerate().find(|(_, b)| !b.is_valid()) {
-            return Err(invalid(
-                id as usize,
-                format!("box {i} is invalid (min {}, max {}; needs finite min <= max)", b.min, b.max),
-            ));
-        }
-        self.boxes.extend_from_slice(set);
-        self.box_ids.extend((0..set.len() as u32).map(|p| [id, p]));
-        self.geoms.push(GeomInfo { kind: GeomKind::Boxes, prims: set.len() as u32, degenerate: 0 });
-        Ok(id)
+        self.add_set(set)
     }
     /// Adds one triangle as a geometry (a degenerate one is accepted and counted).
+    ///
+    /// # Errors
+    /// [`SceneError::InvalidShape`] for a non-finite vertex; [`SceneError::Limit`].
     pub fn add_triangle(&mut self, t: Triangle) -> Result<u32, SceneError> {
         self.add_triangles(&[t])
     }
-    /// Adds a triangle soup as one mesh geometry.
+    /// Adds a triangle soup as one mesh geometry. Degenerate triangles are kept out of the
+    /// BVH and counted ([`GeomInfo::degenerate`]).
+    ///
+    /// # Errors
+    /// [`SceneError::InvalidShape`] for a non-finite vertex; [`SceneError::Limit`].
     pub fn add_triangles(&mut self, tris: &[Triangle]) -> Result<u32, SceneError> {
-        let id = self.next_id();
+        let id = self.next_id(tris.len(), "triangle")?;
         if let Some(i) = tris.iter().position(|t| !t.is_valid()) {
-            return Err(invalid(id as usize, format!("triangle {i} has a non-finite vertex")));
+            return Err(invalid(id, format!("triangle {i} has a non-finite vertex")));
         }
         let mut degenerate = 0;
         for (p, t) in tris.iter().enumerate() {
@@ -218,8 +304,12 @@ impl SceneBuilder {
     }
     /// Adds an indexed triangle mesh as one geometry. `positions` and `indices` are plain
     /// arrays, so buffers can be passed with `bytemuck::cast_slice`. Prim id = triangle index.
+    ///
+    /// # Errors
+    /// [`SceneError::InvalidShape`] for a non-finite vertex or an index past `positions`;
+    /// [`SceneError::Limit`].
     pub fn add_mesh(&mut self, positions: &[[f32; 3]], indices: &[[u32; 3]]) -> Result<u32, SceneError> {
-        let id = self.next_id() as usize;
+        let id = self.next_id(indices.len(), "triangle")?;
         if let Some(i) = positions.iter().position(|p| !Vec3::from(*p).is_finite()) {
             return Err(invalid(id, format!("vertex {i} is not finite: {:?}", positions[i])));
         }
@@ -235,11 +325,15 @@ impl SceneBuilder {
         self.add_triangles(&tris)
     }
     /// Adds an infinite plane (kept outside the BVH).
+    ///
+    /// # Errors
+    /// [`SceneError::InvalidShape`] for a non-finite number or a zero normal;
+    /// [`SceneError::Limit`].
     pub fn add_plane(&mut self, p: Plane) -> Result<u32, SceneError> {
-        let id = self.next_id();
+        let id = self.next_id(1, "plane")?;
         if !p.is_valid() {
             return Err(invalid(
-                id as usize,
+                id,
                 format!("plane is invalid (normal {}, d {}; needs a finite non-zero normal)", p.normal, p.d),
             ));
         }
@@ -248,21 +342,27 @@ impl SceneBuilder {
         self.geoms.push(GeomInfo { kind: GeomKind::Plane, prims: 1, degenerate: 0 });
         Ok(id)
     }
-    /// Builds the BVHs.
-    pub fn build(self) -> Scene {
+    /// Builds the BVHs (one per primitive kind, in parallel).
+    ///
+    /// # Errors
+    /// [`SceneError::Limit`] when one kind has more primitives than a BVH can index
+    /// ([`crate::bvh::MAX_PRIMITIVES`], 2^27).
+    pub fn build(self) -> Result<Scene, SceneError> {
         let start = Instant::now();
         let o = self.options;
+        let limit = |what| move |source| SceneError::Limit { what, source };
         let (tris, (spheres, boxes)) = rayon::join(
-            || KindBvh::build(self.tris, self.tri_ids, &o),
+            || KindBvh::build(self.tris, self.tri_ids, &o).map_err(limit("triangles")),
             || {
                 rayon::join(
-                    || KindBvh::build(self.spheres, self.sphere_ids, &o),
-                    || KindBvh::build(self.boxes, self.box_ids, &o),
+                    || KindBvh::build(self.spheres, self.sphere_ids, &o).map_err(limit("spheres")),
+                    || KindBvh::build(self.boxes, self.box_ids, &o).map_err(limit("boxes")),
                 )
             },
         );
+        let (tris, spheres, boxes) = (tris?, spheres?, boxes?);
         let bounds = tris.bvh8.bounds.union(&spheres.bvh8.bounds).union(&boxes.bvh8.bounds);
-        Scene {
+        Ok(Scene {
             geoms: self.geoms,
             tris,
             spheres,
@@ -272,7 +372,7 @@ impl SceneBuilder {
             bounds,
             build_time: start.elapsed(),
             backend: Backend::Auto,
-        }
+        })
     }
 }
 
@@ -343,7 +443,10 @@ impl Scene {
     }
     /// Checks every BVH (parents contain children, every primitive reachable exactly once,
     /// depth fits the stack).
-    pub fn validate(&self) -> Result<(), crate::bvh::validate::BvhError> {
+    ///
+    /// # Errors
+    /// The first problem found.
+    pub fn validate(&self) -> Result<(), BvhError> {
         self.tris.validate()?;
         self.spheres.validate()?;
         self.boxes.validate()?;

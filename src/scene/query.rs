@@ -1,69 +1,22 @@
-//! Scene queries: closest hit and any hit for single rays in every backend, coherent
-//! packets of 4/8 rays, all-core batches and line of sight. Queries do not allocate:
-//! traversal stacks live on the call stack, batch scratch is per rayon task.
+//! Scene queries: the query policy on top of [`crate::bvh::traverse`]. What a leaf does
+//! (the kind's kernels), which hit is best (nearest `t`, ties to the smaller `(geom, prim)`),
+//! the planes beside the trees, the ids and the final hit record; closest hit and any hit for
+//! single rays in every backend, packets of 4/8 rays, all-core batches and line of sight.
+//! Queries do not allocate: traversal stacks live on the call stack (single rays) or in a
+//! caller-owned [`PacketScratch`], batch scratch is per rayon task.
 
 use super::kind::{KindBvh, Traceable};
 use super::{Backend, Scene};
-use crate::bvh::wide::{EMPTY_CHILD, LEAF_BIT, WideBvh, WideNode, decode};
-use crate::hit::{Hit, HitPacket, HitSoa};
-use crate::kernel::child_order::{self, StackEntry};
-use crate::kernel::ray_aabb::{self, TraversalRay, cull_bound};
+use crate::bvh::traverse::{self, AnyHit, Closest, LeafAction, Mode, PacketLeafAction, TraversalRay, TraversalStack};
+use crate::bvh::{Node4, Node8, WideBvh, WideNode};
+use crate::hit::{Hit, HitKind, HitPacket, HitSoa};
 use crate::kernel::ray_plane;
-use crate::lanes::{F32x4, F32x8, Lanes, Mask, prefetch};
+use crate::lanes::{F32x4, F32x8, Lanes, Mask};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket, RaySoa};
 use crate::vec3x::Vec3x;
 use glam::Vec3;
 use rayon::prelude::*;
-
-/// Entries of a wide traversal stack (enough for the deepest tree `validate` accepts).
-const WIDE_STACK: usize = 1024;
-/// The stack of pending wide-tree subtrees with their entry times.
-type WideStack = Stack<StackEntry, WIDE_STACK>;
-/// Entries of a binary traversal stack.
-const BIN_STACK: usize = 2 * crate::bvh::STACK_DEPTH + 2;
-
-/// A fixed-capacity stack that is not zero-filled on creation (a traversal stack is made per
-/// ray; clearing kilobytes each time would cost more than many traversals).
-struct Stack<T: Copy, const N: usize> {
-    items: [core::mem::MaybeUninit<T>; N],
-    len: usize,
-}
-
-impl<T: Copy, const N: usize> Stack<T, N> {
-    #[inline(always)]
-    fn new() -> Self {
-        Self { items: [const { core::mem::MaybeUninit::uninit() }; N], len: 0 }
-    }
-    #[inline(always)]
-    fn push(&mut self, v: T) {
-        // Trees are validated to fit (depth <= STACK_DEPTH), so this never fires; it keeps
-        // the writes below in bounds regardless.
-        assert!(self.len < N, "traversal stack overflow");
-        self.items[self.len] = core::mem::MaybeUninit::new(v);
-        self.len += 1;
-    }
-    /// Pushes `block[..n]`, copying all 8 entries (one unconditional copy, no loop over `n`;
-    /// the entries past `n` are overwritten by later pushes).
-    #[inline(always)]
-    fn push_block(&mut self, block: &[T; 8], n: usize) {
-        assert!(self.len + 8 <= N && n <= 8, "traversal stack overflow");
-        for (slot, &v) in self.items[self.len..self.len + 8].iter_mut().zip(block) {
-            *slot = core::mem::MaybeUninit::new(v);
-        }
-        self.len += n;
-    }
-    #[inline(always)]
-    fn pop(&mut self) -> Option<T> {
-        if self.len == 0 {
-            return None;
-        }
-        self.len -= 1;
-        // SAFETY: every index below `len` was written by `push` before `len` passed it, and
-        // `T: Copy` has no drop to run.
-        Some(unsafe { self.items[self.len].assume_init() })
-    }
-}
 
 /// The best hit so far, before its normal is computed. Its ids are looked up only when
 /// needed (a tie, or the final answer): `ids[index]` of the table of its kind. Loading them
@@ -112,128 +65,33 @@ impl<L: Lanes> Prepared<L> {
     fn new(ray: &Ray) -> Self {
         Self { ray: TraversalRay::new(ray), packet: RayPacket::splat(ray) }
     }
+}
 
-    /// Slab test of the ray against every child box of a node: (hit bits, entry times).
+/// The leaf policy of a single-ray wide traversal: the kind's lanes kernel, `N` primitives
+/// at a time, offering hits to `best`.
+struct WideLeaf<'a, 'b, L: Lanes, P: Traceable, M: Mode> {
+    kb: &'a KindBvh<P>,
+    pre: &'b Prepared<L>,
+    best: &'b mut Best<'a>,
+    _mode: core::marker::PhantomData<M>,
+}
+
+impl<L: Lanes, P: Traceable, M: Mode> LeafAction for WideLeaf<'_, '_, L, P, M> {
     #[inline(always)]
-    fn node<N: WideNode>(&self, n: &N, t_max: f32) -> (u32, L) {
-        let (hit, tn) = self.ray.test(n.columns(), t_max);
-        (hit.bitmask(), tn)
+    fn t_max(&self) -> f32 {
+        self.best.t
+    }
+    #[inline(always)]
+    fn leaf(&mut self, first: u32, count: u32) -> bool {
+        let kb = self.kb;
+        leaf_lanes::<L, P, M>(kb, first, count, self.pre, self.best, |i| kb.prims.lanes::<L>(i)) && M::ANY
     }
 }
 
-/// Closest hit (or, with `ANY`, any hit) of one ray in one kind's wide tree. `stack` is
-/// empty on entry and on return.
+/// Tests primitives `first..first + count` `N` at a time, loading lanes with `load(i)`;
+/// returns whether anything was hit (with [`AnyHit`], stops at the first).
 #[inline(always)]
-fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, const ANY: bool>(
-    kb: &'a KindBvh<P>,
-    bvh: &WideBvh<N>,
-    pre: &Prepared<L>,
-    best: &mut Best<'a>,
-    stack: &mut WideStack,
-) -> bool {
-    debug_assert_eq!(L::N, N::WIDTH);
-    if bvh.root == EMPTY_CHILD {
-        return false;
-    }
-    // Every child that will be visited is prefetched as soon as it is known (incoherent rays
-    // wait on memory more than on arithmetic; even the child visited next gains, measured on
-    // bunny los). A leaf "prefetches" the current node, which is cached: no branch on the kind.
-    let fetch = |r: u32, here: u32| prefetch(&bvh.nodes[if r & LEAF_BIT == 0 { r } else { here } as usize]);
-    let push = |stack: &mut WideStack, r: u32, t: f32, here: u32| {
-        fetch(r, here);
-        stack.push(StackEntry { child: r, t });
-    };
-    let mut cur = bvh.root;
-    loop {
-        match decode(cur) {
-            Ok(idx) => {
-                let node = &bvh.nodes[idx as usize];
-                let (bits, tn) = pre.node(node, best.t);
-                if bits != 0 {
-                    let kids = node.children();
-                    let first = bits.trailing_zeros() as usize;
-                    let rest = bits & (bits - 1);
-                    if rest == 0 {
-                        cur = kids[first];
-                        fetch(cur, idx);
-                        continue;
-                    }
-                    if ANY {
-                        // Any hit: leaves first (they can end the query), no sorting.
-                        let mut leaves = 0u32;
-                        for (i, &c) in kids.iter().enumerate() {
-                            leaves |= u32::from(c & LEAF_BIT != 0) << i;
-                        }
-                        leaves &= bits;
-                        let first = if leaves != 0 { leaves.trailing_zeros() } else { bits.trailing_zeros() } as usize;
-                        let rest = bits & !(1 << first);
-                        // Inner children first, so the leaves end on top of the stack.
-                        for mut b in [rest & !leaves, rest & leaves] {
-                            while b != 0 {
-                                let i = b.trailing_zeros() as usize;
-                                b &= b - 1;
-                                push(stack, kids[i], tn.lane(i), idx);
-                            }
-                        }
-                        cur = kids[first];
-                        fetch(cur, idx);
-                        continue;
-                    }
-                    // Two or more: order them (nearest next, the rest on the stack farthest
-                    // first) without data-dependent branches, which mispredict on incoherent
-                    // rays; see kernel::child_order.
-                    let mut t = [0f32; 8];
-                    tn.store(&mut t[..L::N]);
-                    let mut entries = [StackEntry::default(); 8];
-                    cur = match <&[u32; 8]>::try_from(kids) {
-                        Ok(kids8) => child_order::order8(&t, kids8, bits, &mut entries),
-                        Err(_) => child_order::order_scalar(&t[..L::N], kids, bits, &mut entries),
-                    };
-                    stack.push_block(&entries, bits.count_ones() as usize - 1);
-                    let mut b = bits;
-                    while b != 0 {
-                        let i = b.trailing_zeros() as usize;
-                        b &= b - 1;
-                        fetch(kids[i], idx);
-                    }
-                    continue;
-                }
-            }
-            Err((first, count)) => {
-                if leaf::<L, P, ANY>(kb, first, count, pre, best) && ANY {
-                    stack.len = 0;
-                    return true;
-                }
-            }
-        }
-        // Pop the nearest pending subtree that can still hold a closer hit.
-        loop {
-            let Some(e) = stack.pop() else {
-                return best.found();
-            };
-            if e.t <= cull_bound(best.t) {
-                cur = e.child;
-                break;
-            }
-        }
-    }
-}
-
-/// Tests a leaf's primitives `N` at a time; returns whether anything was hit.
-#[inline(always)]
-fn leaf<'a, L: Lanes, P: Traceable, const ANY: bool>(
-    kb: &'a KindBvh<P>,
-    first: u32,
-    count: u32,
-    pre: &Prepared<L>,
-    best: &mut Best<'a>,
-) -> bool {
-    leaf_with::<L, P, ANY>(kb, first, count, pre, best, |i| kb.prims.lanes::<L>(i))
-}
-
-/// Tests primitives `first..first + count` `N` at a time, loading lanes with `load(i)`.
-#[inline(always)]
-fn leaf_with<'a, L: Lanes, P: Traceable, const ANY: bool>(
+fn leaf_lanes<'a, L: Lanes, P: Traceable, M: Mode>(
     kb: &'a KindBvh<P>,
     first: u32,
     count: u32,
@@ -241,7 +99,7 @@ fn leaf_with<'a, L: Lanes, P: Traceable, const ANY: bool>(
     best: &mut Best<'a>,
     load: impl Fn(usize) -> P::Lanes<L>,
 ) -> bool {
-    let (mut i, end) = (first as usize, (first + count) as usize);
+    let (mut i, end) = (first as usize, first as usize + count as usize);
     let mut any = false;
     while i < end {
         let mut p = pre.packet;
@@ -253,7 +111,7 @@ fn leaf_with<'a, L: Lanes, P: Traceable, const ANY: bool>(
         let (m, t, u, v) = P::hit_lanes(&p, &load(i));
         let mut bits = m.bitmask();
         any |= bits != 0;
-        if ANY && bits != 0 {
+        if M::ANY && bits != 0 {
             let k = bits.trailing_zeros() as usize;
             best.offer(t.lane(k), u.lane(k), v.lane(k), P::KIND, (i + k) as u32, &kb.ids);
             return true;
@@ -268,60 +126,53 @@ fn leaf_with<'a, L: Lanes, P: Traceable, const ANY: bool>(
     any
 }
 
-/// Closest hit (or any hit) of one ray in one kind's binary tree, scalar kernels.
-fn trace_scalar<'a, P: Traceable, const ANY: bool>(kb: &'a KindBvh<P>, ray: &Ray, best: &mut Best<'a>) -> bool {
-    let nodes = &kb.bvh2;
-    if nodes.is_empty() {
-        return false;
+/// The leaf policy of the scalar backend: the kind's scalar reference kernel, one primitive
+/// at a time.
+struct ScalarLeaf<'a, 'b, P: Traceable, M: Mode> {
+    kb: &'a KindBvh<P>,
+    ray: &'b Ray,
+    best: &'b mut Best<'a>,
+    _mode: core::marker::PhantomData<M>,
+}
+
+impl<P: Traceable, M: Mode> LeafAction for ScalarLeaf<'_, '_, P, M> {
+    fn t_max(&self) -> f32 {
+        self.best.t
     }
-    if ray_aabb::traversal_textbook(ray, best.t, &nodes[0].aabb()).is_none() {
-        return false;
-    }
-    let mut stack = Stack::<(u32, f32), BIN_STACK>::new();
-    let mut cur = 0usize;
-    loop {
-        let n = &nodes[cur];
-        if n.is_leaf() {
-            for k in n.index as usize..(n.index + n.count) as usize {
-                let r = Ray { t_max: best.t, ..*ray };
-                if let Some((t, u, v)) = kb.prims.get(k).hit_scalar(&r) {
-                    best.offer(t, u, v, P::KIND, k as u32, &kb.ids);
-                    if ANY {
-                        return true;
-                    }
+    fn leaf(&mut self, first: u32, count: u32) -> bool {
+        for k in first as usize..first as usize + count as usize {
+            let r = Ray { t_max: self.best.t, ..*self.ray };
+            if let Some((t, u, v)) = self.kb.prims.get(k).hit_scalar(&r) {
+                self.best.offer(t, u, v, P::KIND, k as u32, &self.kb.ids);
+                if M::ANY {
+                    return true;
                 }
-            }
-        } else {
-            let (l, r) = (n.index as usize, n.index as usize + 1);
-            let enter = |c: usize| ray_aabb::traversal_textbook(ray, best.t, &nodes[c].aabb());
-            match (enter(l), enter(r)) {
-                (Some(a), Some(b)) => {
-                    let (near, far, tf) = if a <= b { (l, r, b) } else { (r, l, a) };
-                    stack.push((far as u32, tf));
-                    cur = near;
-                    continue;
-                }
-                (Some(_), None) => {
-                    cur = l;
-                    continue;
-                }
-                (None, Some(_)) => {
-                    cur = r;
-                    continue;
-                }
-                (None, None) => {}
             }
         }
-        loop {
-            let Some((r, t)) = stack.pop() else {
-                return best.found();
-            };
-            if t <= best.t {
-                cur = r as usize;
-                break;
-            }
-        }
+        false
     }
+}
+
+/// Closest or any hit of one ray in one kind's binary tree with the scalar kernels.
+fn trace_scalar<'a, P: Traceable, M: Mode>(kb: &'a KindBvh<P>, ray: &Ray, best: &mut Best<'a>) -> bool {
+    let mut stack = TraversalStack::new();
+    let mut action = ScalarLeaf::<P, M> { kb, ray, best, _mode: core::marker::PhantomData };
+    traverse::binary::<M>(&kb.bvh2, ray, &mut action, &mut stack);
+    action.best.found()
+}
+
+/// Closest or any hit of one ray in one kind's wide tree; returns whether the traversal
+/// ended early (an any hit).
+#[inline(always)]
+fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
+    kb: &'a KindBvh<P>,
+    bvh: &WideBvh<N>,
+    pre: &Prepared<L>,
+    best: &mut Best<'a>,
+    stack: &mut TraversalStack,
+) -> bool {
+    let mut action = WideLeaf::<L, P, M> { kb, pre, best, _mode: core::marker::PhantomData };
+    traverse::wide::<M, L, N>(bvh, &pre.ray, &mut action, stack)
 }
 
 impl Scene {
@@ -370,56 +221,62 @@ impl Scene {
             _ => self.planes.get(i).normal.normalize_or_zero(),
         };
         let [geom, prim] = b.ids();
-        Some(Hit { t: b.t, geom, prim, u: b.u, v: b.v, normal })
+        let kind = match b.kind {
+            0 => HitKind::Triangle,
+            1 => HitKind::Sphere,
+            2 => HitKind::Box,
+            _ => HitKind::Plane,
+        };
+        Some(Hit { t: b.t, geom, prim, u: b.u, v: b.v, normal, kind })
     }
 
     #[inline(always)]
-    fn trace<const ANY: bool>(&self, ray: &Ray, backend: Backend) -> Best<'_> {
+    fn trace<M: Mode>(&self, ray: &Ray, backend: Backend) -> Best<'_> {
         let mut best = Best::new(ray.t_max);
         if !ray.is_valid() {
             return best;
         }
-        if ANY {
+        if M::ANY {
             self.planes_closest(ray, &mut best, backend == Backend::Scalar);
             if best.found() {
                 return best;
             }
         }
-        // With ANY, stop at the first kind that reports a hit.
-        let stop = |found: bool| ANY && found;
+        // With any hit, stop at the first kind that reports a hit.
+        let stop = |found: bool| M::ANY && found;
         match backend.resolve() {
             Backend::Scalar => {
-                if !stop(trace_scalar::<_, ANY>(&self.tris, ray, &mut best))
-                    && !stop(trace_scalar::<_, ANY>(&self.spheres, ray, &mut best))
+                if !stop(trace_scalar::<_, M>(&self.tris, ray, &mut best))
+                    && !stop(trace_scalar::<_, M>(&self.spheres, ray, &mut best))
                 {
-                    trace_scalar::<_, ANY>(&self.boxes, ray, &mut best);
+                    trace_scalar::<_, M>(&self.boxes, ray, &mut best);
                 }
             }
-            Backend::X4 => self.trace_kinds::<F32x4, crate::bvh::Node4, ANY>(ray, &mut best),
-            _ => self.trace_kinds::<F32x8, crate::bvh::Node8, ANY>(ray, &mut best),
+            Backend::X4 => self.trace_kinds::<F32x4, Node4, M>(ray, &mut best),
+            _ => self.trace_kinds::<F32x8, Node8, M>(ray, &mut best),
         }
-        if !ANY {
+        if !M::ANY {
             self.planes_closest(ray, &mut best, backend == Backend::Scalar);
         }
         best
     }
 
-    /// Wide traversal of the three kinds' trees of one width (stopping early with `ANY`).
-    fn trace_kinds<'a, L: Lanes, N: WideNode, const ANY: bool>(&'a self, ray: &Ray, best: &mut Best<'a>)
+    /// Wide traversal of the three kinds' trees of one width (stopping early for any hit).
+    fn trace_kinds<'a, L: Lanes, N: WideNode, M: Mode>(&'a self, ray: &Ray, best: &mut Best<'a>)
     where
         KindBvh<Triangle>: WideTrees<N>,
         KindBvh<Sphere>: WideTrees<N>,
         KindBvh<Aabb>: WideTrees<N>,
     {
         let pre = Prepared::<L>::new(ray);
-        let mut stack = WideStack::new();
-        if trace_wide::<L, N, _, ANY>(&self.tris, self.tris.tree(), &pre, best, &mut stack) && ANY {
+        let mut stack = TraversalStack::new();
+        if trace_wide::<L, N, _, M>(&self.tris, self.tris.tree(), &pre, best, &mut stack) {
             return;
         }
-        if trace_wide::<L, N, _, ANY>(&self.spheres, self.spheres.tree(), &pre, best, &mut stack) && ANY {
+        if trace_wide::<L, N, _, M>(&self.spheres, self.spheres.tree(), &pre, best, &mut stack) {
             return;
         }
-        trace_wide::<L, N, _, ANY>(&self.boxes, self.boxes.tree(), &pre, best, &mut stack);
+        trace_wide::<L, N, _, M>(&self.boxes, self.boxes.tree(), &pre, best, &mut stack);
     }
 
     /// Closest hit with the scene's default backend; `None` on a miss or an invalid ray.
@@ -431,7 +288,7 @@ impl Scene {
     #[inline]
     pub fn intersect_with(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
         let Ray { origin: o, dir: d, t_min, t_max } = *ray;
-        self.trace_by_value::<false, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, backend, |r, b| self.finish(r, b))
+        self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, backend, |r, b| self.finish(r, b))
     }
 
     /// True if anything is hit with `t_min <= t <= t_max` (default backend).
@@ -443,7 +300,7 @@ impl Scene {
     #[inline]
     pub fn occluded_with(&self, ray: &Ray, backend: Backend) -> bool {
         let Ray { origin: o, dir: d, t_min, t_max } = *ray;
-        self.trace_by_value::<true, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, backend, |_, b| b.found())
+        self.trace_by_value::<AnyHit, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, backend, |_, b| b.found())
     }
 
     /// The traversal behind the single-ray queries, out of line, with `answer` made from its
@@ -454,7 +311,7 @@ impl Scene {
     /// retire. On bunny primary rays that cost about a quarter of the throughput.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn trace_by_value<const ANY: bool, R>(
+    fn trace_by_value<M: Mode, R>(
         &self,
         ox: f32,
         oy: f32,
@@ -468,7 +325,7 @@ impl Scene {
         answer: impl FnOnce(&Ray, &Best) -> R,
     ) -> R {
         let ray = Ray { origin: Vec3::new(ox, oy, oz), dir: Vec3::new(dx, dy, dz), t_min, t_max };
-        answer(&ray, &self.trace::<ANY>(&ray, backend))
+        answer(&ray, &self.trace::<M>(&ray, backend))
     }
 
     /// The reference answer by brute force: every primitive tested with the scalar kernels,
@@ -494,7 +351,7 @@ impl Scene {
         fn all_lanes<'a, L: Lanes>(s: &'a Scene, ray: &Ray, best: &mut Best<'a>) {
             let pre = Prepared::<L>::new(ray);
             fn all<'a, L: Lanes, P: Traceable>(kb: &'a KindBvh<P>, pre: &Prepared<L>, best: &mut Best<'a>) {
-                leaf_with::<L, P, false>(kb, 0, kb.len() as u32, pre, best, |i| kb.prims.lanes::<L>(i));
+                leaf_lanes::<L, P, Closest>(kb, 0, kb.len() as u32, pre, best, |i| kb.prims.lanes::<L>(i));
             }
             all(&s.tris, &pre, best);
             all(&s.spheres, &pre, best);
@@ -516,35 +373,187 @@ impl Scene {
     // -----------------------------------------------------------------------------------
     // Packets.
 
-    /// Closest hits of up to `N` coherent rays traversing together (binary tree, lanes
-    /// kernels). Only lanes set in `mask` (and valid) are written; other lanes of `out` are
-    /// left untouched. `scratch` holds the traversal stack.
-    pub fn intersect_packet<L: Lanes>(
+    /// Closest hits of up to `N` rays traversing together, with the scene's default backend
+    /// (see [`Scene::intersect_packet_with`]).
+    pub fn intersect_packet<L: Lanes>(&self, rays: &RayPacket<L>, out: &mut HitPacket<L>, scratch: &mut PacketScratch) {
+        self.intersect_packet_with(rays, out, scratch, self.backend)
+    }
+
+    /// Closest hits of up to `N` rays traversing together. Every requested lane of `rays`
+    /// ([`RayPacket::requested`]) is written: its hit, or [`Hit::MISS`] (also for an invalid
+    /// ray); the other lanes of `out` are left untouched. Each lane's answer equals
+    /// [`Scene::intersect_with`] of its ray with the same backend.
+    ///
+    /// The packet traverses the backend's tree: `X8` the 8-wide tree and `X4` the 4-wide
+    /// tree (every child box against all the packet's rays, leaves with the lanes kernels),
+    /// `Scalar` the binary tree one lane at a time with the scalar kernels. `scratch` holds
+    /// the traversal stack.
+    pub fn intersect_packet_with<L: Lanes>(
         &self,
         rays: &RayPacket<L>,
         out: &mut HitPacket<L>,
-        mask: L::Mask,
         scratch: &mut PacketScratch,
+        backend: Backend,
     ) {
-        let mut pk = *rays;
-        pk.restrict(mask);
-        let active = pk.active();
-        if active.none() {
+        let requested = rays.requested().bitmask();
+        if requested == 0 {
             return;
         }
         let mut best = [Best::new(0.0); 8];
         for (i, b) in best.iter_mut().enumerate().take(L::N) {
-            *b = Best::new(pk.t_max.lane(i));
+            *b = Best::new(rays.t_max.lane(i));
         }
-        let inv = pk.dir.recip();
-        packet_trace(&self.tris, &pk, inv, &mut best, scratch);
-        packet_trace(&self.spheres, &pk, inv, &mut best, scratch);
-        packet_trace(&self.boxes, &pk, inv, &mut best, scratch);
-        // Planes: each against all lanes at once.
+        let active = rays.active();
+        if active.any() {
+            match backend.resolve() {
+                Backend::Scalar => {
+                    let mut bits = active.bitmask();
+                    while bits != 0 {
+                        let i = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        best[i] = self.trace::<Closest>(&rays.ray(i), Backend::Scalar);
+                    }
+                }
+                Backend::X4 => self.packet_kinds::<L, Node4, Closest>(rays, &mut best, scratch),
+                _ => self.packet_kinds::<L, Node8, Closest>(rays, &mut best, scratch),
+            }
+        }
+        // Write the results lane by lane into plain arrays (starting from `out`, so lanes that
+        // were not requested keep their values), then store each field once.
+        // (Plain statements: an array of vectors walked by an iterator was copied through
+        // memory several times, a tenth of a bunny packet's time.)
+        let mut f = [[0.0f32; 8]; 6];
+        out.t.store(&mut f[0]);
+        out.u.store(&mut f[1]);
+        out.v.store(&mut f[2]);
+        out.normal.x.store(&mut f[3]);
+        out.normal.y.store(&mut f[4]);
+        out.normal.z.store(&mut f[5]);
+        for (i, b) in best.iter().enumerate().take(L::N) {
+            if requested & (1 << i) != 0 {
+                let h = self.finish(&rays.ray(i), b).unwrap_or(Hit::MISS);
+                f[0][i] = h.t;
+                f[1][i] = h.u;
+                f[2][i] = h.v;
+                f[3][i] = h.normal.x;
+                f[4][i] = h.normal.y;
+                f[5][i] = h.normal.z;
+                out.geom[i] = h.geom;
+                out.prim[i] = h.prim;
+                out.kind[i] = h.kind;
+            }
+        }
+        out.t = L::load(&f[0]);
+        out.u = L::load(&f[1]);
+        out.v = L::load(&f[2]);
+        out.normal = Vec3x::new(L::load(&f[3]), L::load(&f[4]), L::load(&f[5]));
+    }
+
+    /// Any hit of up to `N` rays traversing together, with the scene's default backend:
+    /// the requested lanes whose ray hits something within its interval (an invalid ray's
+    /// lane is not set). See [`Scene::occluded_packet_with`].
+    #[must_use]
+    pub fn occluded_packet<L: Lanes>(&self, rays: &RayPacket<L>, scratch: &mut PacketScratch) -> L::Mask {
+        self.occluded_packet_with(rays, scratch, self.backend)
+    }
+
+    /// [`Scene::occluded_packet`] with a given backend (trees as in
+    /// [`Scene::intersect_packet_with`]); each lane equals [`Scene::occluded_with`] of its ray.
+    #[must_use]
+    pub fn occluded_packet_with<L: Lanes>(
+        &self,
+        rays: &RayPacket<L>,
+        scratch: &mut PacketScratch,
+        backend: Backend,
+    ) -> L::Mask {
+        let active = rays.active();
+        if active.none() {
+            return active;
+        }
+        let mut best = [Best::new(0.0); 8];
+        for (i, b) in best.iter_mut().enumerate().take(L::N) {
+            *b = Best::new(rays.t_max.lane(i));
+        }
+        let mut bits = 0u32;
+        match backend.resolve() {
+            Backend::Scalar => {
+                let mut b = active.bitmask();
+                while b != 0 {
+                    let i = b.trailing_zeros() as usize;
+                    b &= b - 1;
+                    bits |= u32::from(self.trace::<AnyHit>(&rays.ray(i), Backend::Scalar).found()) << i;
+                }
+            }
+            wide => {
+                self.planes_packet(rays, &mut best);
+                for (i, b) in best.iter().enumerate().take(L::N) {
+                    bits |= u32::from(b.found()) << i;
+                }
+                let rest = rays.with_mask(L::Mask::from_bitmask(!bits));
+                if rest.active().any() {
+                    if wide == Backend::X4 {
+                        bits |= self.packet_any::<L, Node4>(&rest, &mut best, scratch);
+                    } else {
+                        bits |= self.packet_any::<L, Node8>(&rest, &mut best, scratch);
+                    }
+                }
+            }
+        }
+        L::Mask::from_bitmask(bits) & active
+    }
+
+    /// Closest hits of a packet through the three kinds' trees of width `N`, then the planes.
+    fn packet_kinds<'a, L: Lanes, N: WideNode, M: Mode>(
+        &'a self,
+        rays: &RayPacket<L>,
+        best: &mut [Best<'a>; 8],
+        scratch: &mut PacketScratch,
+    ) where
+        KindBvh<Triangle>: WideTrees<N>,
+        KindBvh<Sphere>: WideTrees<N>,
+        KindBvh<Aabb>: WideTrees<N>,
+    {
+        packet_trace::<L, N, _, M>(&self.tris, rays, best, scratch);
+        packet_trace::<L, N, _, M>(&self.spheres, rays, best, scratch);
+        packet_trace::<L, N, _, M>(&self.boxes, rays, best, scratch);
+        self.planes_packet(rays, best);
+    }
+
+    /// Any hit of a packet through the three kinds' trees of width `N`: the lanes that hit.
+    fn packet_any<'a, L: Lanes, N: WideNode>(
+        &'a self,
+        rays: &RayPacket<L>,
+        best: &mut [Best<'a>; 8],
+        scratch: &mut PacketScratch,
+    ) -> u32
+    where
+        KindBvh<Triangle>: WideTrees<N>,
+        KindBvh<Sphere>: WideTrees<N>,
+        KindBvh<Aabb>: WideTrees<N>,
+    {
+        let mut done = 0u32;
+        let mut rest = *rays;
+        for kind in 0..3 {
+            let d = match kind {
+                0 => packet_trace::<L, N, _, AnyHit>(&self.tris, &rest, best, scratch),
+                1 => packet_trace::<L, N, _, AnyHit>(&self.spheres, &rest, best, scratch),
+                _ => packet_trace::<L, N, _, AnyHit>(&self.boxes, &rest, best, scratch),
+            };
+            done |= d;
+            rest.restrict(L::Mask::from_bitmask(!done));
+            if rest.active().none() {
+                break;
+            }
+        }
+        done
+    }
+
+    /// Offers every plane's hits to the packet's lanes (each plane against all lanes at once).
+    fn planes_packet<'a, L: Lanes>(&'a self, rays: &RayPacket<L>, best: &mut [Best<'a>; 8]) {
         for k in 0..self.planes.len() {
-            let mut p = pk;
+            let mut p = *rays;
             let mut t_max = [f32::INFINITY; 8];
-            for (t, b) in t_max.iter_mut().zip(&best) {
+            for (t, b) in t_max.iter_mut().zip(best.iter()) {
                 *t = b.t;
             }
             p.t_max = L::load(&t_max);
@@ -556,35 +565,6 @@ impl Scene {
                 best[i].offer(t.lane(i), 0.0, 0.0, PLANE_KIND, k as u32, &self.plane_ids);
             }
         }
-        // Write the results lane by lane into plain arrays (starting from `out`, so inactive
-        // lanes keep their values), then store each field once.
-        // (Plain statements: an array of vectors walked by an iterator was copied through
-        // memory several times, a tenth of a bunny packet's time.)
-        let mut f = [[0.0f32; 8]; 6];
-        out.t.store(&mut f[0]);
-        out.u.store(&mut f[1]);
-        out.v.store(&mut f[2]);
-        out.normal.x.store(&mut f[3]);
-        out.normal.y.store(&mut f[4]);
-        out.normal.z.store(&mut f[5]);
-        let bits = active.bitmask();
-        for (i, b) in best.iter().enumerate().take(L::N) {
-            if bits & (1 << i) != 0 {
-                let h = self.finish(&pk.ray(i), b).unwrap_or(Hit::MISS);
-                f[0][i] = h.t;
-                f[1][i] = h.u;
-                f[2][i] = h.v;
-                f[3][i] = h.normal.x;
-                f[4][i] = h.normal.y;
-                f[5][i] = h.normal.z;
-                out.geom[i] = h.geom;
-                out.prim[i] = h.prim;
-            }
-        }
-        out.t = L::load(&f[0]);
-        out.u = L::load(&f[1]);
-        out.v = L::load(&f[2]);
-        out.normal = Vec3x::new(L::load(&f[3]), L::load(&f[4]), L::load(&f[5]));
     }
 
     // -----------------------------------------------------------------------------------
@@ -675,89 +655,78 @@ pub const LOS_EPS: f32 = 1e-5;
 const PLANE_KIND: u8 = 3;
 const BATCH_CHUNK: usize = 256;
 
-/// Caller-owned scratch for packet queries (the binary traversal stack).
-#[derive(Clone, Debug)]
+/// Caller-owned scratch for packet queries (the traversal stack, 8 KB on the heap). Keep one
+/// per thread and reuse it.
+#[derive(Debug, Default)]
 pub struct PacketScratch {
-    stack: Vec<u32>,
+    stack: Box<TraversalStack>,
 }
 
-impl Default for PacketScratch {
-    fn default() -> Self {
-        Self { stack: vec![0; BIN_STACK] }
+impl Clone for PacketScratch {
+    /// A fresh scratch (there is nothing worth copying).
+    fn clone(&self) -> Self {
+        Self::default()
     }
 }
 
-/// Packet traversal of one kind's binary tree: every visited node is slab-tested against
-/// all lanes; children are visited nearer-first along the first active ray's direction.
-fn packet_trace<'a, L: Lanes, P: Traceable>(
+/// The leaf policy of a packet traversal: each primitive of the leaf broadcast and tested
+/// against the lanes that entered the leaf, the lanes' best `t` kept in a register.
+struct PacketLeaf<'a, 'b, L: Lanes, P: Traceable, M: Mode> {
     kb: &'a KindBvh<P>,
-    pk: &RayPacket<L>,
-    inv: Vec3x<L>,
+    rays: &'b RayPacket<L>,
+    best: &'b mut [Best<'a>; 8],
+    /// The lanes' best t: reloading it from an array written lane by lane would stall on
+    /// store-to-load forwarding after every hit.
+    t_best: L,
+    _mode: core::marker::PhantomData<M>,
+}
+
+impl<L: Lanes, P: Traceable, M: Mode> PacketLeafAction<L> for PacketLeaf<'_, '_, L, P, M> {
+    #[inline(always)]
+    fn t_max(&self) -> L {
+        self.t_best
+    }
+    #[inline(always)]
+    fn leaf(&mut self, first: u32, count: u32, active: L::Mask) -> L::Mask {
+        let mut done = 0u32;
+        for k in first as usize..first as usize + count as usize {
+            let mut p = *self.rays;
+            p.restrict(active & L::Mask::from_bitmask(!done));
+            p.t_max = self.t_best;
+            let (hm, t, u, v) = P::hit_lanes(&p, &self.kb.prims.splat_at::<L>(k));
+            let mut bits = hm.bitmask();
+            // A hit is at most the lane's best t; on a tie the t is the same whichever
+            // primitive the tie rule keeps.
+            self.t_best = L::select(hm, t, self.t_best);
+            if M::ANY {
+                done |= bits;
+            }
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.best[i].offer(t.lane(i), u.lane(i), v.lane(i), P::KIND, k as u32, &self.kb.ids);
+            }
+        }
+        L::Mask::from_bitmask(done)
+    }
+}
+
+/// Packet traversal of one kind's wide tree of width `N`; returns the lanes an any-hit
+/// traversal finished.
+fn packet_trace<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
+    kb: &'a KindBvh<P>,
+    rays: &RayPacket<L>,
     best: &mut [Best<'a>; 8],
     scratch: &mut PacketScratch,
-) {
-    let nodes = &kb.bvh2;
-    if nodes.is_empty() {
-        return;
-    }
-    let lead = pk.active().bitmask().trailing_zeros() as usize;
-    let lead_dir = pk.dir.lane(lead);
-    let stack = &mut scratch.stack;
-    let mut sp = 0;
-    let mut cur = 0usize;
-    // The lanes' best t, kept in a register: reloading it from an array written lane by lane
-    // would stall on store-to-load forwarding after every hit.
+) -> u32
+where
+    KindBvh<P>: WideTrees<N>,
+{
     let mut init = [f32::INFINITY; 8];
     for (t, b) in init.iter_mut().zip(best.iter()).take(L::N) {
         *t = b.t;
     }
-    let mut t_best = L::load(&init);
-    let far = L::splat(ray_aabb::FAR_SCALE);
-    let inv_far = Vec3x::new(inv.x * far, inv.y * far, inv.z * far);
-    loop {
-        let n = &nodes[cur];
-        let (hit, _) = ray_aabb::traversal_packet(
-            pk.origin,
-            inv,
-            inv_far,
-            pk.t_min,
-            t_best,
-            Vec3x::splat(Vec3::from(n.min)),
-            Vec3x::splat(Vec3::from(n.max)),
-        );
-        let m = pk.active() & hit;
-        if m.any() {
-            if n.is_leaf() {
-                for k in n.index as usize..(n.index + n.count) as usize {
-                    let mut p = *pk;
-                    p.restrict(m);
-                    p.t_max = t_best;
-                    let (hm, t, u, v) = P::hit_lanes(&p, &kb.prims.splat_at::<L>(k));
-                    let mut bits = hm.bitmask();
-                    // A hit is at most the lane's best t; on a tie the t is the same whichever
-                    // primitive the tie rule keeps.
-                    t_best = L::select(hm, t, t_best);
-                    while bits != 0 {
-                        let i = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        best[i].offer(t.lane(i), u.lane(i), v.lane(i), P::KIND, k as u32, &kb.ids);
-                    }
-                }
-            } else {
-                let (l, r) = (n.index as usize, n.index as usize + 1);
-                let cl = nodes[l].aabb().center();
-                let cr = nodes[r].aabb().center();
-                let (near, far) = if lead_dir.dot(cr - cl) >= 0.0 { (l, r) } else { (r, l) };
-                stack[sp] = far as u32;
-                sp += 1;
-                cur = near;
-                continue;
-            }
-        }
-        if sp == 0 {
-            return;
-        }
-        sp -= 1;
-        cur = stack[sp] as usize;
-    }
+    let mut action = PacketLeaf::<L, P, M> { kb, rays, best, t_best: L::load(&init), _mode: core::marker::PhantomData };
+    let done = traverse::packet(kb.tree(), rays, &mut action, &mut scratch.stack);
+    done.bitmask()
 }

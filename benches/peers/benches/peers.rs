@@ -230,7 +230,9 @@ fn bench_scene(
     let mut g = c.benchmark_group(&gname);
     g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(mesh.len() as u64));
     let lb = Lanecast::builder(&mesh);
-    g.bench_function("lanecast", |b| timed_build(b, &gname, "lanecast", || lb.clone(), |x| pool.install(|| x.build())));
+    g.bench_function("lanecast", |b| {
+        timed_build(b, &gname, "lanecast", || lb.clone(), |x| pool.install(|| x.build().unwrap()))
+    });
     g.bench_function("obvhs", |b| timed_build(b, &gname, "obvhs", || (), |_| Obvhs::build(&obvhs_tris)));
     g.bench_function("parry3d", |b| {
         timed_build(b, &gname, "parry3d", || (pv.clone(), pi.clone()), |(v, i)| Parry::build(v, i))

@@ -114,7 +114,7 @@ impl Lanecast {
     /// Builds `mesh` at the default (medium) quality, on one thread.
     pub fn build(mesh: &Mesh, pool: &rayon::ThreadPool) -> Self {
         let b = Self::builder(mesh);
-        Self { scene: pool.install(|| b.build()) }
+        Self { scene: pool.install(|| b.build().unwrap()) }
     }
 }
 

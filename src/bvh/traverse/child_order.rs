@@ -21,7 +21,7 @@ use bytemuck::{Pod, Zeroable};
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct StackEntry {
-    /// Child reference (a node or a leaf, see [`crate::bvh::wide`]).
+    /// Child reference (a node or a leaf, see [`crate::bvh::Child`]).
     pub child: u32,
     /// Entry time into the child's box.
     pub t: f32,

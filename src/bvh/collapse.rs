@@ -1,130 +1,8 @@
-//! Wide BVHs: the binary tree collapsed into nodes of 4 or 8 children whose boxes are
-//! stored component-wise (`min_x[8]`, `min_y[8]`, …), so one ray tests every child with one
-//! lanes slab test.
-//!
-//! A child reference is a `u32`: [`EMPTY_CHILD`] for an unused slot (its box is empty and
-//! never hit), a node index, or a leaf `LEAF_BIT | (count - 1) << 27 | first` over permuted
-//! primitives `first..first + count`.
+//! The collapse of a binary tree into a wide one ([`WideBvh::collapse`]) by the surface area
+//! heuristic: which binary nodes become slots of a wide node, which become wide nodes, and
+//! which sibling leaves merge into one wide leaf.
 
-use super::build::Bvh2;
-use crate::prim::Aabb;
-use bytemuck::{Pod, Zeroable};
-use glam::Vec3;
-
-/// An unused child slot.
-pub const EMPTY_CHILD: u32 = u32::MAX;
-/// Marks a leaf reference.
-pub const LEAF_BIT: u32 = 1 << 31;
-const COUNT_SHIFT: u32 = 27;
-/// Largest first-primitive index a leaf reference can hold.
-pub const MAX_LEAF_START: u32 = (1 << COUNT_SHIFT) - 1;
-
-/// A leaf reference for primitives `first..first + count` (`1 <= count <= 16`).
-pub fn leaf_ref(first: u32, count: u32) -> u32 {
-    debug_assert!((1..=16).contains(&count) && first <= MAX_LEAF_START);
-    LEAF_BIT | ((count - 1) << COUNT_SHIFT) | first
-}
-
-/// Decodes a child reference: `Ok(node)` or `Err((first, count))` for a leaf.
-#[inline(always)]
-pub fn decode(r: u32) -> Result<u32, (u32, u32)> {
-    if r & LEAF_BIT == 0 { Ok(r) } else { Err((r & MAX_LEAF_START, ((r >> COUNT_SHIFT) & 15) + 1)) }
-}
-
-/// A node of a wide BVH.
-pub trait WideNode: Pod + Send + Sync + 'static {
-    /// Children per node.
-    const WIDTH: usize;
-    /// A node with every slot empty.
-    fn empty() -> Self;
-    /// Sets slot `i` to `child` with box `b`.
-    fn set(&mut self, i: usize, b: &Aabb, child: u32);
-    /// Child references.
-    fn children(&self) -> &[u32];
-    /// Box of slot `i`.
-    fn child_aabb(&self, i: usize) -> Aabb;
-    /// The six box columns `[min_x, min_y, min_z, max_x, max_y, max_z]`.
-    fn columns(&self) -> [&[f32]; 6];
-}
-
-macro_rules! wide_node {
-    ($name:ident, $w:literal, $bytes:literal, $align:literal, $doc:literal) => {
-        #[doc = $doc]
-        #[repr(C, align($align))]
-        #[derive(Clone, Copy, Debug, Pod, Zeroable)]
-        pub struct $name {
-            /// Child box minimum x.
-            pub min_x: [f32; $w],
-            /// Child box minimum y.
-            pub min_y: [f32; $w],
-            /// Child box minimum z.
-            pub min_z: [f32; $w],
-            /// Child box maximum x.
-            pub max_x: [f32; $w],
-            /// Child box maximum y.
-            pub max_y: [f32; $w],
-            /// Child box maximum z.
-            pub max_z: [f32; $w],
-            /// Child references (see the module docs).
-            pub child: [u32; $w],
-        }
-
-        const _: () = assert!(core::mem::size_of::<$name>() == $bytes);
-        const _: () = assert!(core::mem::align_of::<$name>() == $align);
-
-        impl WideNode for $name {
-            const WIDTH: usize = $w;
-            fn empty() -> Self {
-                Self {
-                    min_x: [f32::INFINITY; $w],
-                    min_y: [f32::INFINITY; $w],
-                    min_z: [f32::INFINITY; $w],
-                    max_x: [f32::NEG_INFINITY; $w],
-                    max_y: [f32::NEG_INFINITY; $w],
-                    max_z: [f32::NEG_INFINITY; $w],
-                    child: [EMPTY_CHILD; $w],
-                }
-            }
-            fn set(&mut self, i: usize, b: &Aabb, child: u32) {
-                self.min_x[i] = b.min.x;
-                self.min_y[i] = b.min.y;
-                self.min_z[i] = b.min.z;
-                self.max_x[i] = b.max.x;
-                self.max_y[i] = b.max.y;
-                self.max_z[i] = b.max.z;
-                self.child[i] = child;
-            }
-            #[inline(always)]
-            fn children(&self) -> &[u32] {
-                &self.child
-            }
-            fn child_aabb(&self, i: usize) -> Aabb {
-                Aabb::new(
-                    Vec3::new(self.min_x[i], self.min_y[i], self.min_z[i]),
-                    Vec3::new(self.max_x[i], self.max_y[i], self.max_z[i]),
-                )
-            }
-            #[inline(always)]
-            fn columns(&self) -> [&[f32]; 6] {
-                [&self.min_x, &self.min_y, &self.min_z, &self.max_x, &self.max_y, &self.max_z]
-            }
-        }
-    };
-}
-
-wide_node!(Node4, 4, 112, 16, "A node with 4 children (112 bytes, 16-byte aligned: within 2 cache lines).");
-wide_node!(Node8, 8, 224, 32, "A node with 8 children (224 bytes, 32-byte aligned: within 4 cache lines).");
-
-/// A wide BVH: `root` is a child reference (a node, a leaf, or empty for no primitives).
-#[derive(Clone, Debug)]
-pub struct WideBvh<N: WideNode> {
-    /// Nodes (the root, if it is a node, is `nodes[0]`).
-    pub nodes: Vec<N>,
-    /// Root reference.
-    pub root: u32,
-    /// Box of the whole tree.
-    pub bounds: Aabb,
-}
+use super::node::{Bvh2, Child, MAX_WIDE_LEAF, WideBvh, WideNode};
 
 impl<N: WideNode> WideBvh<N> {
     /// Collapses a binary BVH into a wide one by the surface area heuristic: for every binary
@@ -135,13 +13,13 @@ impl<N: WideNode> WideBvh<N> {
     /// binary tree's permutation is unchanged.
     pub fn collapse(b2: &Bvh2) -> Self {
         let Some(root) = b2.nodes.first() else {
-            return Self { nodes: Vec::new(), root: EMPTY_CHILD, bounds: Aabb::EMPTY };
+            return Self::empty();
         };
         let bounds = root.aabb();
         let plans = plan(b2, N::WIDTH);
         let mut nodes = Vec::with_capacity(b2.nodes.len() / (N::WIDTH - 1) + 1);
         let root = if plans[0].leaf {
-            leaf_ref(plans[0].first, plans[0].count)
+            Child::leaf(plans[0].first, plans[0].count)
         } else {
             nodes.push(N::empty());
             emit(b2, &plans, 0, 0, &mut nodes);
@@ -149,15 +27,8 @@ impl<N: WideNode> WideBvh<N> {
         };
         Self { nodes, root, bounds }
     }
-
-    /// Bytes of node data.
-    pub fn bytes(&self) -> usize {
-        self.nodes.len() * core::mem::size_of::<N>()
-    }
 }
 
-/// Largest leaf of a wide tree (two 8-lane blocks, four 4-lane blocks).
-pub const MAX_WIDE_LEAF: u32 = 16;
 /// SAH price of visiting a wide node (testing all its child boxes), per unit of area.
 const NODE_COST: f32 = 1.0;
 /// SAH price of one block of `WIDTH` primitive tests, per unit of area.
@@ -237,7 +108,7 @@ fn emit<N: WideNode>(b2: &Bvh2, plans: &[Plan], src: usize, at: usize, nodes: &m
     for (slot, &k) in slots[..n].iter().enumerate() {
         let p = &plans[k];
         let r = if p.leaf {
-            leaf_ref(p.first, p.count)
+            Child::leaf(p.first, p.count)
         } else {
             let idx = nodes.len();
             nodes.push(N::empty());
@@ -264,7 +135,9 @@ fn gather(b2: &Bvh2, plans: &[Plan], src: usize, k: usize, slots: &mut [usize; 8
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bvh::node::{EMPTY_CHILD, Node4, Node8};
     use crate::bvh::{BuildOptions, build, validate::validate_wide};
+    use crate::prim::Aabb;
     use glam::Vec3;
 
     fn row(n: usize, gap: f32) -> Vec<Aabb> {
@@ -285,7 +158,7 @@ mod tests {
         let b2 = build(&boxes, &BuildOptions { max_leaf: 1, ..BuildOptions::default() });
         assert!(b2.nodes.len() > 1);
         let w8 = WideBvh::<Node8>::collapse(&b2);
-        assert_eq!(decode(w8.root), Err((0, 8)));
+        assert_eq!(Child::decode(w8.root), Child::Leaf { first: 0, count: 8 });
         assert!(w8.nodes.is_empty());
         validate_wide(&w8, &permuted(&b2, &boxes)).unwrap();
     }
@@ -304,7 +177,7 @@ mod tests {
         validate_wide(&w4, &permuted(&b2, &boxes)).unwrap();
         for n in &w4.nodes {
             for &c in n.children() {
-                if let Err((_, count)) = decode(c) {
+                if let Child::Leaf { count, .. } = Child::decode(c) {
                     assert!(count <= MAX_WIDE_LEAF);
                 }
             }

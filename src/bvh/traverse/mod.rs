@@ -1,0 +1,406 @@
+//! BVH traversal, generic over the node width and over what happens at a leaf: the same
+//! loops serve the scene queries and any user who puts their own primitives in a tree
+//! (as parry's `TraversalAction` does).
+//!
+//! * [`wide`]: one ray through a 4- or 8-wide tree ([`WideBvh`]), one slab test against all
+//!   children of a node ([`TraversalRay::test`]); for closest hits the hit children are
+//!   ordered by [`child_order`] (nearest visited next, the rest stacked farthest first).
+//! * [`binary`]: one ray through a binary tree with the textbook slab test (the scalar
+//!   backend, the reference).
+//! * [`packet`]: `N` rays together through a wide tree: each child box against every ray.
+//!
+//! The caller supplies a [`LeafAction`] (or [`PacketLeafAction`]): the current end of the
+//! ray interval, used to cull boxes, and the test of a leaf's primitives `first..first +
+//! count` (leaf order, i.e. indices into data the caller permuted by the build's `perm`).
+//! The [`Mode`] chooses closest-hit order ([`Closest`]: nearest child first, popped
+//! subtrees culled by the current `t_max`) or any-hit order ([`AnyHit`]: leaves first, stop
+//! as soon as the action says so).
+//!
+//! Box tests are conservative ([`slab`]): a box that holds a primitive the kernels would hit
+//! is never culled by rounding.
+//!
+//! ```
+//! use glam::Vec3;
+//! use lanecast::bvh::traverse::{self, Closest, LeafAction, TraversalRay, TraversalStack};
+//! use lanecast::bvh::{BuildOptions, build_trees};
+//! use lanecast::prim::{Aabb, Sphere};
+//! use lanecast::kernel::ray_sphere;
+//! use lanecast::{F32x8, Ray};
+//!
+//! // My own primitives: spheres along x.
+//! let spheres: Vec<Sphere> = (0..100).map(|i| Sphere::new(Vec3::new(i as f32, 0.0, 0.0), 0.4)).collect();
+//! let boxes: Vec<Aabb> = spheres.iter().map(|s| s.aabb()).collect();
+//! let trees = build_trees(&boxes, &BuildOptions::default()).unwrap();
+//!
+//! struct Nearest<'a> { spheres: &'a [Sphere], perm: &'a [u32], ray: Ray, best: Option<(f32, u32)> }
+//! impl LeafAction for Nearest<'_> {
+//!     fn t_max(&self) -> f32 { self.best.map_or(self.ray.t_max, |b| b.0) }
+//!     fn leaf(&mut self, first: u32, count: u32) -> bool {
+//!         for k in first..first + count {
+//!             let id = self.perm[k as usize];
+//!             let r = Ray { t_max: self.t_max(), ..self.ray };
+//!             if let Some(t) = ray_sphere::intersect_scalar(&r, &self.spheres[id as usize]) {
+//!                 self.best = Some((t, id));
+//!             }
+//!         }
+//!         false // never stop early
+//!     }
+//! }
+//!
+//! let ray = Ray::new(Vec3::new(41.0, 5.0, 0.0), -Vec3::Y);
+//! let mut action = Nearest { spheres: &spheres, perm: &trees.perm, ray, best: None };
+//! let mut stack = TraversalStack::new();
+//! traverse::wide::<Closest, F32x8, _>(&trees.bvh8, &TraversalRay::new(&ray), &mut action, &mut stack);
+//! assert_eq!(action.best.map(|b| b.1), Some(41));
+//! ```
+
+pub mod child_order;
+pub mod slab;
+
+pub use child_order::StackEntry;
+pub use slab::TraversalRay;
+
+use super::node::{Child, EMPTY_CHILD, LEAF_BIT, Node2, WideBvh, WideNode};
+use crate::lanes::{Lanes, Mask, prefetch};
+use crate::ray::{Ray, RayPacket};
+use crate::vec3x::Vec3x;
+use glam::Vec3;
+
+/// What a single-ray traversal asks of its caller.
+pub trait LeafAction {
+    /// The current end of the ray's interval: boxes entered after it are skipped. A
+    /// closest-hit action lowers it as it finds hits.
+    fn t_max(&self) -> f32;
+    /// Tests primitives `first..first + count` (leaf order). Returns `true` to end the
+    /// traversal (an any-hit query that found something).
+    fn leaf(&mut self, first: u32, count: u32) -> bool;
+}
+
+/// What a packet traversal asks of its caller.
+pub trait PacketLeafAction<L: Lanes> {
+    /// The current end of each lane's interval.
+    fn t_max(&self) -> L;
+    /// Tests primitives `first..first + count` (leaf order) against the rays in `active`
+    /// (the lanes whose rays enter the leaf's box). Returns the lanes that are finished (an
+    /// any-hit query's occluded rays); they are dropped from the rest of the traversal.
+    fn leaf(&mut self, first: u32, count: u32, active: L::Mask) -> L::Mask;
+}
+
+/// The traversal order: [`Closest`] or [`AnyHit`]. Sealed.
+pub trait Mode: sealed::Sealed {
+    /// Any-hit order (leaves first, no sorting, stop when asked).
+    const ANY: bool;
+}
+
+/// Closest-hit order: nearest child first; popped subtrees entered beyond the current
+/// `t_max` are culled.
+#[derive(Clone, Copy, Debug)]
+pub struct Closest;
+/// Any-hit order: hit leaf children before inner ones, unsorted; the traversal ends when the
+/// action says so.
+#[derive(Clone, Copy, Debug)]
+pub struct AnyHit;
+
+impl Mode for Closest {
+    const ANY: bool = false;
+}
+impl Mode for AnyHit {
+    const ANY: bool = true;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Closest {}
+    impl Sealed for super::AnyHit {}
+}
+
+/// Entries of a traversal stack: enough for the deepest tree [`crate::bvh::validate`]
+/// accepts (`STACK_DEPTH` levels of up to 7 pending siblings each, plus a block of 8).
+pub const STACK_ENTRIES: usize = 1024;
+const _: () = assert!(super::node::STACK_DEPTH * 7 + 8 <= STACK_ENTRIES);
+
+/// A caller-owned traversal stack. It is not zero-filled on creation (a stack is made per
+/// ray; clearing 8 KB each time would cost more than many traversals), so making one is
+/// free; keep one per thread to reuse it anyway.
+pub struct TraversalStack {
+    items: [core::mem::MaybeUninit<StackEntry>; STACK_ENTRIES],
+    len: usize,
+}
+
+impl Default for TraversalStack {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl core::fmt::Debug for TraversalStack {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TraversalStack").field("len", &self.len).finish()
+    }
+}
+
+impl TraversalStack {
+    /// An empty stack.
+    #[inline(always)]
+    #[must_use]
+    pub fn new() -> Self {
+        Self { items: [const { core::mem::MaybeUninit::uninit() }; STACK_ENTRIES], len: 0 }
+    }
+    /// Pushes an entry.
+    ///
+    /// # Panics
+    /// When full. Validated trees never fill it (see [`STACK_ENTRIES`]).
+    #[inline(always)]
+    fn push(&mut self, v: StackEntry) {
+        assert!(self.len < STACK_ENTRIES, "traversal stack overflow");
+        self.items[self.len] = core::mem::MaybeUninit::new(v);
+        self.len += 1;
+    }
+    /// Pushes `block[..n]`, copying all 8 entries (one unconditional copy, no loop over `n`;
+    /// the entries past `n` are overwritten by later pushes).
+    #[inline(always)]
+    fn push_block(&mut self, block: &[StackEntry; 8], n: usize) {
+        assert!(self.len + 8 <= STACK_ENTRIES && n <= 8, "traversal stack overflow");
+        for (slot, &v) in self.items[self.len..self.len + 8].iter_mut().zip(block) {
+            *slot = core::mem::MaybeUninit::new(v);
+        }
+        self.len += n;
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<StackEntry> {
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        // SAFETY: every index below `len` was written by `push` or `push_block` before `len`
+        // passed it (`push_block` writes 8 entries and advances by at most 8), and
+        // `StackEntry: Copy` has no drop to run.
+        Some(unsafe { self.items[self.len].assume_init() })
+    }
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+/// Closest hit (with [`Closest`]) or any hit (with [`AnyHit`]) of one ray through a wide
+/// tree: calls `action.leaf` for every leaf whose box the ray enters within `[t_min,
+/// action.t_max()]`. `L::N` must equal the node width (checked at compile time). Returns
+/// `true` when the action ended the traversal. `stack` is empty on return.
+#[inline(always)]
+pub fn wide<M: Mode, L: Lanes, N: WideNode>(
+    bvh: &WideBvh<N>,
+    ray: &TraversalRay<L>,
+    action: &mut impl LeafAction,
+    stack: &mut TraversalStack,
+) -> bool {
+    const { assert!(L::N == N::WIDTH, "the lanes must be as wide as the nodes") };
+    if bvh.root == EMPTY_CHILD {
+        return false;
+    }
+    // Every child that will be visited is prefetched as soon as it is known (incoherent rays
+    // wait on memory more than on arithmetic; even the child visited next gains, measured on
+    // bunny los). A leaf "prefetches" the current node, which is cached: no branch on the kind.
+    let fetch = |r: u32, here: u32| prefetch(&bvh.nodes[if r & LEAF_BIT == 0 { r } else { here } as usize]);
+    let push = |stack: &mut TraversalStack, r: u32, t: f32, here: u32| {
+        fetch(r, here);
+        stack.push(StackEntry { child: r, t });
+    };
+    let mut cur = bvh.root;
+    loop {
+        if cur & LEAF_BIT == 0 {
+            let idx = cur;
+            let node = &bvh.nodes[idx as usize];
+            let (hit, tn) = ray.test(node.columns(), action.t_max());
+            let bits = hit.bitmask();
+            if bits != 0 {
+                let kids = node.children();
+                let first = bits.trailing_zeros() as usize;
+                let rest = bits & (bits - 1);
+                if rest == 0 {
+                    cur = kids[first];
+                    fetch(cur, idx);
+                    continue;
+                }
+                if M::ANY {
+                    // Any hit: leaves first (they can end the query), no sorting.
+                    let mut leaves = 0u32;
+                    for (i, &c) in kids.iter().enumerate() {
+                        leaves |= u32::from(c & LEAF_BIT != 0) << i;
+                    }
+                    leaves &= bits;
+                    let first = if leaves != 0 { leaves.trailing_zeros() } else { bits.trailing_zeros() } as usize;
+                    let rest = bits & !(1 << first);
+                    // Inner children first, so the leaves end on top of the stack.
+                    for mut b in [rest & !leaves, rest & leaves] {
+                        while b != 0 {
+                            let i = b.trailing_zeros() as usize;
+                            b &= b - 1;
+                            push(stack, kids[i], tn.lane(i), idx);
+                        }
+                    }
+                    cur = kids[first];
+                    fetch(cur, idx);
+                    continue;
+                }
+                // Two or more: order them (nearest next, the rest on the stack farthest
+                // first) without data-dependent branches, which mispredict on incoherent
+                // rays; see child_order.
+                let mut t = [0f32; 8];
+                tn.store(&mut t[..L::N]);
+                let mut entries = [StackEntry::default(); 8];
+                cur = match <&[u32; 8]>::try_from(kids) {
+                    Ok(kids8) => child_order::order8(&t, kids8, bits, &mut entries),
+                    Err(_) => child_order::order_scalar(&t[..L::N], kids, bits, &mut entries),
+                };
+                stack.push_block(&entries, bits.count_ones() as usize - 1);
+                let mut b = bits;
+                while b != 0 {
+                    let i = b.trailing_zeros() as usize;
+                    b &= b - 1;
+                    fetch(kids[i], idx);
+                }
+                continue;
+            }
+        } else {
+            let (first, count) = Child::leaf_range(cur);
+            if action.leaf(first, count) && M::ANY {
+                stack.clear();
+                return true;
+            }
+        }
+        // Pop the nearest pending subtree that can still hold a closer hit.
+        loop {
+            let Some(e) = stack.pop() else {
+                return false;
+            };
+            if e.t <= slab::cull_bound(action.t_max()) {
+                cur = e.child;
+                break;
+            }
+        }
+    }
+}
+
+/// Closest or any hit of one ray through a binary tree, with the textbook slab test
+/// ([`slab::textbook_scalar`]) and near child first: the scalar backend's traversal.
+/// Returns `true` when the action ended the traversal.
+pub fn binary<M: Mode>(nodes: &[Node2], ray: &Ray, action: &mut impl LeafAction, stack: &mut TraversalStack) -> bool {
+    if nodes.is_empty() || slab::textbook_scalar(ray, action.t_max(), &nodes[0].aabb()).is_none() {
+        return false;
+    }
+    let mut cur = 0usize;
+    loop {
+        let n = &nodes[cur];
+        if n.is_leaf() {
+            if action.leaf(n.index, n.count) && M::ANY {
+                stack.clear();
+                return true;
+            }
+        } else {
+            let (l, r) = (n.index as usize, n.index as usize + 1);
+            let enter = |c: usize| slab::textbook_scalar(ray, action.t_max(), &nodes[c].aabb());
+            match (enter(l), enter(r)) {
+                (Some(a), Some(b)) => {
+                    let (near, far, tf) = if a <= b { (l, r, b) } else { (r, l, a) };
+                    stack.push(StackEntry { child: far as u32, t: tf });
+                    cur = near;
+                    continue;
+                }
+                (Some(_), None) => {
+                    cur = l;
+                    continue;
+                }
+                (None, Some(_)) => {
+                    cur = r;
+                    continue;
+                }
+                (None, None) => {}
+            }
+        }
+        loop {
+            let Some(e) = stack.pop() else {
+                return false;
+            };
+            if e.t <= action.t_max() {
+                cur = e.child as usize;
+                break;
+            }
+        }
+    }
+}
+
+/// `N` rays through a wide tree of any width: every child box of a visited node is tested
+/// against all the rays still active (a lane is active while it is in `rays.active()` and
+/// not finished by the action); children hit by any ray are visited, nearest first along
+/// the first active ray. Each leaf is handed the lanes whose rays enter its box. Returns the
+/// lanes the action finished.
+pub fn packet<L: Lanes, N: WideNode>(
+    bvh: &WideBvh<N>,
+    rays: &RayPacket<L>,
+    action: &mut impl PacketLeafAction<L>,
+    stack: &mut TraversalStack,
+) -> L::Mask {
+    let start = rays.active().bitmask();
+    let mut live = start;
+    if bvh.root == EMPTY_CHILD || live == 0 {
+        return L::Mask::splat(false);
+    }
+    let inv = rays.dir.recip();
+    let far = L::splat(slab::FAR_SCALE);
+    let inv_far = Vec3x::new(inv.x * far, inv.y * far, inv.z * far);
+    // Entries hold the lanes that entered the child (as bits in `t`): a child is visited
+    // with those only.
+    let mut cur = StackEntry { child: bvh.root, t: f32::from_bits(live) };
+    loop {
+        let lanes = cur.t.to_bits() & live;
+        if lanes != 0 {
+            match Child::decode(cur.child) {
+                Child::Node(idx) => {
+                    let node = &bvh.nodes[idx as usize];
+                    let [mnx, mny, mnz, mxx, mxy, mxz] = node.columns();
+                    let lead = lanes.trailing_zeros() as usize;
+                    let t_max = action.t_max();
+                    // (child, lanes, entry time of the first active ray), at most 8.
+                    let mut hits = [(0u32, 0u32, 0f32); 8];
+                    let mut k = 0;
+                    for (i, &c) in node.children().iter().enumerate() {
+                        if c == EMPTY_CHILD {
+                            break; // the collapse fills slots from 0
+                        }
+                        let bmin = Vec3x::splat(Vec3::new(mnx[i], mny[i], mnz[i]));
+                        let bmax = Vec3x::splat(Vec3::new(mxx[i], mxy[i], mxz[i]));
+                        let (hit, tn) = slab::packet_test(rays.origin, inv, inv_far, rays.t_min, t_max, bmin, bmax);
+                        let m = hit.bitmask() & lanes;
+                        if m != 0 {
+                            let key = if m >> lead & 1 != 0 { tn.lane(lead) } else { f32::INFINITY };
+                            hits[k] = (c, m, key);
+                            k += 1;
+                        }
+                    }
+                    if k > 0 {
+                        // Farthest first onto the stack, the nearest visited next.
+                        let hits = &mut hits[..k];
+                        hits.sort_unstable_by(|a, b| b.2.total_cmp(&a.2));
+                        for &(c, m, _) in &hits[..k - 1] {
+                            stack.push(StackEntry { child: c, t: f32::from_bits(m) });
+                        }
+                        let (c, m, _) = hits[k - 1];
+                        cur = StackEntry { child: c, t: f32::from_bits(m) };
+                        continue;
+                    }
+                }
+                Child::Leaf { first, count } => {
+                    let done = action.leaf(first, count, L::Mask::from_bitmask(lanes)).bitmask();
+                    live &= !done;
+                    if live == 0 {
+                        stack.clear();
+                        return L::Mask::from_bitmask(start);
+                    }
+                }
+                Child::Empty => {}
+            }
+        }
+        let Some(e) = stack.pop() else { return L::Mask::from_bitmask(start & !live) };
+        cur = e;
+    }
+}
