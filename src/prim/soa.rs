@@ -12,7 +12,26 @@ use glam::Vec3;
 /// [`Sphere`], [`Aabb`], [`Triangle`], [`Plane`] and [`Capsule`].
 ///
 /// Sealed: [`Soa`]'s unchecked lane loads trust `COLUMNS` (at most [`MAX_COLUMNS`]) and the
-/// column layout of these implementations.
+/// column layout of these implementations. A complete implementation outside the crate does
+/// not compile:
+///
+/// ```compile_fail,E0277
+/// use lanecast::Lanes;
+/// use lanecast::prim::{ColumnsAt, Primitive, SphereLanes};
+///
+/// #[derive(Clone, Copy)]
+/// struct Wide; // 17 columns would overflow the scratch rows
+/// impl Primitive for Wide {
+///     const COLUMNS: usize = 17;
+///     type Lanes<L: Lanes> = SphereLanes<L>;
+///     fn never_hit() -> Self { Wide }
+///     fn is_valid(&self) -> bool { true }
+///     fn write_columns(&self, _out: &mut [f32]) {}
+///     fn read_columns(_src: &[f32]) -> Self { Wide }
+///     fn load_lanes<L: Lanes>(_cols: &ColumnsAt<'_>) -> SphereLanes<L> { unimplemented!() }
+///     fn splat_lanes<L: Lanes>(&self) -> SphereLanes<L> { unimplemented!() }
+/// }
+/// ```
 pub trait Primitive: Copy + Sized + sealed::Sealed {
     /// Number of f32 columns (at most [`MAX_COLUMNS`], checked at compile time).
     const COLUMNS: usize;

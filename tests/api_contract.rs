@@ -1,0 +1,146 @@
+//! The public API's promises that are not about geometry: indices and lengths near
+//! `usize::MAX` panic instead of reading out of bounds; limits are typed errors; packets
+//! refuse more rays than lanes; every hit names its primitive kind; the builder chains.
+//!
+//! The out-of-bounds cases matter in release builds, where `i + N` wraps around: before the
+//! checks were rewritten, `Soa::lanes(usize::MAX - 3)` and `RaySoa::packet(usize::MAX - 3)`
+//! passed their bounds check and read far outside the buffer.
+
+use glam::Vec3;
+use lanecast::bvh::{MAX_PRIMITIVES, check_primitive_count};
+use lanecast::prim::{Aabb, Capsule, Plane, Soa, Sphere, Triangle};
+use lanecast::scene::{MAX_GEOMETRIES, MAX_PRIMS_PER_GEOMETRY, check_geometry_limits};
+use lanecast::{F32x4, F32x8, HitKind, HitPacket, HitSoa, LimitError, Ray, RayError, RayPacket, RaySoa, SceneBuilder};
+use lanecast::Mask;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Indices every index-taking function is tried with, for a buffer of `len` and lanes `n`.
+fn bad_indices(len: usize, n: usize) -> Vec<usize> {
+    let padded = len.div_ceil(8) * 8;
+    let mut v = vec![usize::MAX, usize::MAX - 1, usize::MAX - 3, usize::MAX - 7, usize::MAX - 8, len - 1 + n + 8];
+    v.push(padded + 9); // past the storage's slack block
+    v
+}
+
+fn panics(f: impl FnOnce()) -> bool {
+    catch_unwind(AssertUnwindSafe(f)).is_err()
+}
+
+#[test]
+fn ray_soa_indices_cannot_overflow() {
+    let rays = RaySoa::from_rays(&vec![Ray::new(Vec3::ZERO, Vec3::X); 13]);
+    for i in bad_indices(13, 8) {
+        assert!(panics(|| drop(rays.packet::<F32x8>(i))), "packet::<8>({i})");
+        assert!(panics(|| drop(rays.packet::<F32x4>(i))), "packet::<4>({i})");
+        assert!(panics(|| drop(rays.ray(i))), "ray({i})");
+        let mut r = rays.clone();
+        assert!(panics(|| r.set(i, &Ray::new(Vec3::ZERO, Vec3::X))), "set({i})");
+    }
+    // The last full packet inside the padded storage is fine, one past it is not.
+    assert_eq!(rays.packet::<F32x8>(8).requested().bitmask(), 0b11111);
+    assert!(panics(|| drop(rays.packet::<F32x8>(9))));
+    // Lengths whose padding overflows.
+    for n in [usize::MAX, usize::MAX - 6] {
+        assert!(panics(|| drop(RaySoa::with_len(n))), "with_len({n})");
+        assert!(panics(|| drop(HitSoa::with_len(n))), "HitSoa::with_len({n})");
+    }
+}
+
+#[test]
+fn soa_indices_cannot_overflow() {
+    fn check<P: lanecast::prim::Primitive>(what: &str, sample: P) {
+        let soa = Soa::<P>::from_slice(&vec![sample; 13]);
+        for i in bad_indices(13, 8) {
+            assert!(panics(|| drop(soa.lanes::<F32x8>(i))), "{what} lanes::<8>({i})");
+            assert!(panics(|| drop(soa.lanes::<F32x4>(i))), "{what} lanes::<4>({i})");
+            assert!(panics(|| drop(soa.splat_at::<F32x8>(i))), "{what} splat_at({i})");
+            assert!(panics(|| drop(soa.get(i))), "{what} get({i})");
+            assert!(panics(|| drop(soa.column(i))), "{what} column({i})");
+        }
+        // Every start up to padded_len reads N lanes (the slack block); past that, no.
+        for i in 0..=soa.padded_len() {
+            let _ = soa.lanes::<F32x8>(i);
+        }
+        let mut grow = soa.clone();
+        assert!(panics(|| grow.reserve(usize::MAX)), "{what} reserve(MAX)");
+        assert!(panics(|| grow.reserve(usize::MAX - 20)), "{what} reserve(MAX - 20)");
+    }
+    check("spheres", Sphere::new(Vec3::ONE, 1.0));
+    check("boxes", Aabb::new(Vec3::ZERO, Vec3::ONE));
+    check("triangles", Triangle::new(Vec3::ZERO, Vec3::X, Vec3::Y));
+    check("planes", Plane::new(Vec3::Y, 1.0));
+    check("capsules", Capsule::new(Vec3::ZERO, Vec3::X, 0.5));
+}
+
+#[test]
+fn packet_and_hit_lanes_are_checked() {
+    let pk = RayPacket::<F32x4>::splat(&Ray::new(Vec3::ZERO, Vec3::X));
+    let mut hits = HitPacket::<F32x4>::default();
+    for i in [4, 7, 8, usize::MAX] {
+        assert!(panics(|| drop(pk.ray(i))), "ray({i})");
+        assert!(panics(|| drop(hits.lane(i))), "lane({i})");
+        assert!(panics(|| hits.set_lane(i, &lanecast::Hit::MISS)), "set_lane({i})");
+    }
+    let soa = HitSoa::with_len(5);
+    for i in bad_indices(5, 8) {
+        assert!(panics(|| drop(soa.get(i))), "HitSoa::get({i})");
+    }
+}
+
+#[test]
+fn from_rays_refuses_more_rays_than_lanes() {
+    let r = Ray::new(Vec3::ZERO, Vec3::X);
+    assert_eq!(RayPacket::<F32x4>::from_rays(&[r; 5]).unwrap_err(), RayError::TooManyRays { given: 5, lanes: 4 });
+    assert!(RayPacket::<F32x8>::from_rays(&[r; 9]).is_err());
+    let p = RayPacket::<F32x8>::from_rays(&[r; 3]).unwrap();
+    assert_eq!(p.requested().bitmask(), 0b111);
+    // An invalid ray is requested (it gets an answer: a miss) but not active.
+    let p = RayPacket::<F32x8>::from_rays(&[r, Ray::new(Vec3::ZERO, Vec3::ZERO)]).unwrap();
+    assert_eq!((p.requested().bitmask(), p.active().bitmask()), (0b11, 0b01));
+    assert_eq!(RayPacket::<F32x8>::from_rays(&[r; 8]).unwrap().requested().bitmask(), 0xff);
+}
+
+#[test]
+fn limits_are_typed_errors() {
+    assert_eq!(check_primitive_count(MAX_PRIMITIVES), Ok(()));
+    assert_eq!(
+        check_primitive_count(MAX_PRIMITIVES + 1),
+        Err(LimitError::TooManyPrimitives { count: MAX_PRIMITIVES + 1, max: MAX_PRIMITIVES })
+    );
+    assert_eq!(MAX_PRIMITIVES, 1 << 27);
+    assert_eq!(check_geometry_limits(0, 5), Ok(0));
+    assert_eq!(check_geometry_limits(MAX_GEOMETRIES - 1, 0), Ok(u32::MAX - 1));
+    assert!(matches!(check_geometry_limits(MAX_GEOMETRIES, 1), Err(LimitError::TooManyGeometries { .. })));
+    assert!(matches!(check_geometry_limits(usize::MAX, 1), Err(LimitError::TooManyGeometries { .. })));
+    assert!(matches!(
+        check_geometry_limits(3, MAX_PRIMS_PER_GEOMETRY + 1),
+        Err(LimitError::TooManyInGeometry { .. })
+    ));
+    // No geometry id and no primitive id may be the miss id.
+    assert!(MAX_GEOMETRIES - 1 < u32::MAX as usize && MAX_PRIMS_PER_GEOMETRY - 1 < u32::MAX as usize);
+}
+
+#[test]
+fn hits_name_their_primitive_kind() {
+    let mut b = SceneBuilder::new().quality(lanecast::bvh::Quality::Fast);
+    let tri = b.add_triangle(Triangle::new(Vec3::new(-1.0, -1.0, 0.0), Vec3::new(1.0, -1.0, 0.0), Vec3::new(0.0, 1.0, 0.0)));
+    let sph = b.add_sphere(Sphere::new(Vec3::new(5.0, 0.0, 0.0), 0.5));
+    let bx = b.add_box(Aabb::new(Vec3::new(9.0, -0.5, -0.5), Vec3::new(10.0, 0.5, 0.5)));
+    let pl = b.add_plane(Plane::new(Vec3::Y, -5.0));
+    let (tri, sph, bx, pl) = (tri.unwrap(), sph.unwrap(), bx.unwrap(), pl.unwrap());
+    assert_eq!(b.build_options().quality, lanecast::bvh::Quality::Fast);
+    let scene = b.build().unwrap();
+    let cases = [
+        (Ray::new(Vec3::new(0.0, 0.0, -3.0), Vec3::Z), tri, HitKind::Triangle),
+        (Ray::new(Vec3::new(5.0, 0.0, -3.0), Vec3::Z), sph, HitKind::Sphere),
+        (Ray::new(Vec3::new(9.5, 0.0, -3.0), Vec3::Z), bx, HitKind::Box),
+        (Ray::new(Vec3::new(20.0, 0.0, 0.0), -Vec3::Y), pl, HitKind::Plane),
+    ];
+    for backend in [lanecast::Backend::Scalar, lanecast::Backend::X4, lanecast::Backend::X8] {
+        for (ray, geom, kind) in cases {
+            let h = scene.intersect_with(&ray, backend).unwrap();
+            assert_eq!((h.geom, h.kind), (geom, kind), "{backend:?}");
+        }
+    }
+    assert_eq!(lanecast::Hit::MISS.kind, HitKind::None);
+}
