@@ -4,12 +4,12 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use lanecast::io::{Format, HitWriter, InputKind, IoError, RayReader, VisWriter};
-use lanecast::render::{self, Mode, Shade};
+use lanecast::io::{AtomicFile, Format, HitWriter, InputKind, IoError, RayReader, VisWriter};
+use lanecast::render::{self, Axis, Mode, RenderError, Shade};
 use lanecast::scene::file::{SceneFile, default_scene, load_scene_file};
 use lanecast::{Backend, HitSoa, Scene, bench};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -269,10 +269,18 @@ fn output_format(path: &str, flag: Option<FormatArg>) -> Result<Format, Fail> {
 const CHUNK: usize = 1 << 16;
 
 fn cmd_render(a: RenderArgs) -> Result<(), Fail> {
+    // Sizes from the command line are checked before anything is loaded.
+    for (flag, axis, value) in [("--width", Axis::Width, a.width), ("--height", Axis::Height, a.height)] {
+        if let Some(v) = value {
+            render::check_dimension(axis, v).map_err(|e| Fail::BadInput(format!("{flag}: {e}")))?;
+        }
+    }
     let l = load(&a.scene)?;
     let mut cam = l.file.camera.unwrap_or_else(|| bench::fallback_camera(&l.scene));
     cam.width = a.width.unwrap_or(cam.width);
     cam.height = a.height.unwrap_or(cam.height);
+    let source = if a.width.is_some() && a.height.is_some() { "--width/--height" } else { l.name.as_str() };
+    render::check_size(cam.width, cam.height).map_err(|e| Fail::BadInput(format!("{source}: {e}")))?;
     cam.check().map_err(|m| Fail::BadInput(format!("{}: {m}", l.name)))?;
     let mode = match a.mode {
         ModeArg::Single => Mode::Single,
@@ -283,20 +291,28 @@ fn cmd_render(a: RenderArgs) -> Result<(), Fail> {
         ShadeArg::Depth => Shade::Depth,
         ShadeArg::Ao => Shade::Ao,
     };
-    let pb = progress(None, "rendering");
+    let pb = progress(Some(u64::from(cam.height)), "rendering rows");
     let start = Instant::now();
-    let r = render::render(&l.scene, &cam, a.backend.into(), mode, shade);
+    let rays = render::render_png_to(&a.output, &l.scene, &cam, a.backend.into(), mode, shade, |rows| {
+        pb.set_position(u64::from(rows));
+        true
+    })
+    .map_err(|e| match e {
+        RenderError::Dimension { .. } | RenderError::TooManyBytes { .. } | RenderError::Camera(_) => {
+            Fail::BadInput(format!("{}: {e}", l.name))
+        }
+        _ => other(e),
+    })?;
     let secs = start.elapsed().as_secs_f64();
     pb.finish_and_clear();
-    render::write_png(&a.output, &r.image).map_err(|e| other(format!("{}: {e}", a.output.display())))?;
     println!(
         "{}: {}x{} {} rays in {:.3} s, {:.2} Mrays/s (primary rays; shading {:?}, mode {:?}, backend {})",
         a.output.display(),
         cam.width,
         cam.height,
-        r.rays,
+        rays,
         secs,
-        r.rays as f64 / secs / 1e6,
+        rays as f64 / secs / 1e6,
         shade,
         mode,
         Backend::from(a.backend).resolve().name()
@@ -362,18 +378,11 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Fail> {
     print!("{}", report.to_text());
     if let Some(path) = a.json {
         let text = serde_json::to_string_pretty(&report).map_err(other)?;
-        write_atomic(&path, text.as_bytes()).map_err(|e| other(format!("{}: {e}", path.display())))?;
+        let mut file = AtomicFile::create(&path).map_err(other)?;
+        file.write_all(text.as_bytes()).map_err(other)?;
+        file.finish().map_err(other)?;
     }
     Ok(())
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp =
-        dir.join(format!(".{}.tmp-{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
-    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }
 
 fn cmd_info(a: InfoArgs) -> Result<(), Fail> {

@@ -389,7 +389,7 @@ fn bunny_mesh_against_brute_force() {
     let w = Built { scene, targets: Vec::new(), bounds };
     let mut tally = Tally::default();
     let rays: Vec<Ray> = if cfg!(debug_assertions) { rays.iter().step_by(10).copied().collect() } else { rays };
-    check_scene(&w, rays, &mut tally);
+    check_scene(&w, &rays, &mut tally);
     eprintln!("bunny: {tally:?}");
     assert!(tally.hits > tally.rays / 10, "{tally:?}");
     assert!(tally.flips * 100 <= tally.rays, "{tally:?}");

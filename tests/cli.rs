@@ -205,6 +205,105 @@ fn render_writes_a_png_of_the_default_scene() {
     }
 }
 
+/// Names in `dir` (temporary files included).
+fn dir_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn render_sizes_beyond_png_exit_2_and_leave_no_output() {
+    let (dir, scene) = setup();
+    let png = dir.path().join("big.png");
+    let cases: [(&[&str], &[&str]); 5] = [
+        (&["--width", "3000000000", "--height", "10"], &["--width", "image width 3000000000", "2147483647"]),
+        (&["--width", "10", "--height", "2147483648"], &["--height", "image height 2147483648", "2147483647"]),
+        (&["--width", "0"], &["--width", "image width 0", "2147483647"]),
+        (&["--height", "0"], &["--height", "image height 0"]),
+        (&["--width", "4294967296"], &["4294967296"]),
+    ];
+    for (size, needles) in cases {
+        let mut args = vec!["render", s(&scene), "-o", s(&png)];
+        args.extend_from_slice(size);
+        bad(&lanecast(&args), needles);
+        assert_eq!(dir_names(dir.path()), ["wall.toml"], "{size:?} left a file");
+    }
+    // Too large in the scene file's camera: the message names the file.
+    let huge = dir.path().join("huge.toml");
+    std::fs::write(&huge, WALL_SCENE.replace("width = 64", "width = 3000000000")).unwrap();
+    bad(&lanecast(&["render", s(&huge), "-o", s(&png)]), &["huge.toml", "image width 3000000000", "2147483647"]);
+    assert!(!png.exists());
+}
+
+/// 4 × 50,001 pixels: several bands (the last one odd) streamed into one PNG. Row y looks
+/// along (0, v, -1) with v = tan(25°)·(1 - (2y + 1)/H) from (0, 1, 12); it hits the sphere
+/// (centre (0, 0, -10), radius 1) when the line passes within 1 of the centre. Normal shading
+/// gives the sphere red ≈ 128 (normal x ≈ 0) and the sky red in 166..=190.
+#[test]
+fn render_tall_narrow_image_streams_a_valid_png() {
+    let (dir, scene) = setup();
+    let png = dir.path().join("tall.png");
+    let (w, h) = (4usize, 50_001usize);
+    let o = lanecast(&[
+        "render",
+        s(&scene),
+        "-o",
+        s(&png),
+        "--width",
+        &w.to_string(),
+        "--height",
+        &h.to_string(),
+        "--mode",
+        "packet",
+    ]);
+    ok(&o);
+    assert!(stdout(&o).contains("4x50001 200004 rays"), "{}", stdout(&o));
+    assert_eq!(dir_names(dir.path()), ["tall.png", "wall.toml"]);
+    let f = std::io::BufReader::new(std::fs::File::open(&png).unwrap());
+    let mut reader = png::Decoder::new(f).read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    assert_eq!((info.width as usize, info.height as usize), (w, h));
+    assert_eq!((info.color_type, info.bit_depth), (png::ColorType::Rgb, png::BitDepth::Eight));
+    let hy = 25f64.to_radians().tan();
+    let (mut sphere_rows, mut sky_rows) = (0, 0);
+    for y in 0..h {
+        let v = hy * (1.0 - (2 * y + 1) as f64 / h as f64);
+        // Squared distance from the sphere centre to the line; (c - eye) = (0, -1, -22).
+        let along = -v + 22.0;
+        let d2 = 485.0 - along * along / (1.0 + v * v);
+        for x in 0..w {
+            let red = rgb[3 * (y * w + x)];
+            if d2 < 0.95 {
+                assert!((118..=138).contains(&red), "row {y} col {x}: sphere expected, red {red}");
+            } else if d2 > 1.05 {
+                assert!(red > 155, "row {y} col {x}: sky expected, red {red}");
+            }
+        }
+        sphere_rows += usize::from(d2 < 0.95);
+        sky_rows += usize::from(d2 > 1.05);
+    }
+    assert!(sphere_rows > 1000 && sky_rows > 40_000, "{sphere_rows} {sky_rows}");
+}
+
+#[test]
+fn render_to_an_unwritable_place_fails_and_leaves_nothing() {
+    let (dir, scene) = setup();
+    let missing = dir.path().join("no such dir").join("r.png");
+    let o = lanecast(&["render", s(&scene), "-o", s(&missing), "--width", "8", "--height", "8"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(s(&missing)), "{}", stderr(&o));
+    let o = lanecast(&["render", s(&scene), "-o", s(dir.path()), "--width", "8", "--height", "8"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    let o = lanecast(&["bench", "--rays", "64", "--json", s(&dir.path().join("no such dir").join("b.json"))]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("b.json"), "{}", stderr(&o));
+    assert_eq!(dir_names(dir.path()), ["wall.toml"]);
+}
+
 #[test]
 fn info_and_bench_report() {
     let o = lanecast(&["info"]);

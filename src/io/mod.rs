@@ -63,7 +63,8 @@
 //! A writer to a file writes a temporary file `.NAME.tmp-PID-SEQ` in the destination's
 //! directory and renames it to `NAME` in `finish()`, after syncing it. A writer dropped
 //! without `finish()` (an error, a panic) deletes its temporary file, so a failed run never
-//! leaves a file that looks complete. Standard output is written directly.
+//! leaves a file that looks complete. Standard output is written directly. The same
+//! [`AtomicFile`] is public for other outputs (the PNG renderer and the command line use it).
 //!
 //! ```
 //! use lanecast::io::{Format, HitWriter, InputKind, RayReader, write_rays};
@@ -98,6 +99,7 @@ mod source;
 
 pub use hits::{HitWriter, VisWriter, read_hits, read_visibility};
 pub use rays::{RayReader, write_f32_records, write_rays, write_segments};
+pub use sink::AtomicFile;
 
 use std::fmt;
 use std::path::Path;
