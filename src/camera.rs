@@ -4,6 +4,31 @@
 use crate::ray::{Ray, RaySoa};
 use glam::Vec3;
 
+/// Why a camera is unusable ([`Camera::check`]).
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum CameraError {
+    /// A NaN or infinite coordinate.
+    #[error("camera eye, look_at and up must be finite")]
+    NotFinite,
+    /// `eye == look_at`.
+    #[error("camera eye and look_at are the same point")]
+    EyeIsTarget,
+    /// `up` is zero or parallel to the view direction.
+    #[error("camera up is zero or parallel to the view direction")]
+    BadUp,
+    /// The vertical field of view is not in (0, 180) degrees.
+    #[error("camera fov_y_deg must be in (0, 180), got {0}")]
+    BadFov(f32),
+    /// Zero width or height.
+    #[error("image size must be positive, got {width}x{height}")]
+    EmptyImage {
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+    },
+}
+
 /// A pinhole camera.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Camera {
@@ -33,23 +58,26 @@ impl Camera {
         self
     }
     /// Checks the camera: finite numbers, eye != look_at, up not parallel to the view,
-    /// 0 < fov < 180, non-zero size. Returns what is wrong.
-    pub fn check(&self) -> Result<(), String> {
+    /// 0 < fov < 180, non-zero size.
+    ///
+    /// # Errors
+    /// The first problem found.
+    pub fn check(&self) -> Result<(), CameraError> {
         let fwd = self.look_at - self.eye;
         if !(self.eye.is_finite() && self.look_at.is_finite() && self.up.is_finite()) {
-            return Err("camera eye, look_at and up must be finite".into());
+            return Err(CameraError::NotFinite);
         }
         if fwd.length_squared() == 0.0 {
-            return Err("camera eye and look_at are the same point".into());
+            return Err(CameraError::EyeIsTarget);
         }
         if fwd.cross(self.up).length_squared() <= 1e-12 * fwd.length_squared() * self.up.length_squared() {
-            return Err("camera up is zero or parallel to the view direction".into());
+            return Err(CameraError::BadUp);
         }
         if !(self.fov_y_deg > 0.0 && self.fov_y_deg < 180.0) {
-            return Err(format!("camera fov_y_deg must be in (0, 180), got {}", self.fov_y_deg));
+            return Err(CameraError::BadFov(self.fov_y_deg));
         }
         if self.width == 0 || self.height == 0 {
-            return Err(format!("image size must be positive, got {}x{}", self.width, self.height));
+            return Err(CameraError::EmptyImage { width: self.width, height: self.height });
         }
         Ok(())
     }

@@ -114,7 +114,7 @@ pub enum RenderError {
     },
     /// The camera is invalid (see [`Camera::check`]).
     #[error("invalid camera: {0}")]
-    Camera(String),
+    Camera(#[from] crate::camera::CameraError),
     /// The progress callback of [`render_png_to`] asked to stop.
     #[error("stopped before the image was complete")]
     Stopped,

@@ -270,9 +270,16 @@ fn check_order(t: &[f32; 8], kids: &[u32; 8], hits: u32) {
     }
 }
 
+/// The 8-lane network against its scalar twin. In a build without AVX2, `order8` *is* the
+/// scalar twin, so the comparison would be with itself: the test is ignored there (and shows
+/// as ignored), and the contract checks run in `child_order_for_eight_lanes_sorts_the_hits`.
 #[test]
-fn child_order_equals_scalar_twin() {
-    println!("order8 compiled to: {}", child_order::ORDER8_IMPL);
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "avx2")),
+    ignore = "built without AVX2: order8 is the scalar twin itself"
+)]
+fn child_order_avx2_network_equals_scalar_twin() {
+    assert_eq!(child_order::ORDER8_IMPL, "avx2 sorting network");
     let mut rng = Rng::new(0x0de7);
     let kids: [u32; 8] = std::array::from_fn(|i| 100 + i as u32 * 7);
     for _ in 0..n_cases() {
@@ -287,6 +294,29 @@ fn child_order_equals_scalar_twin() {
         check_order(&std::array::from_fn(|i| 8.0 - i as f32), &kids, hits);
         check_order(&std::array::from_fn(|i| 1.0 + i as f32), &kids, hits);
     }
+}
+
+/// The native build (`.cargo/config.toml` sets `target-cpu=native`) must really use the AVX2
+/// network on a CPU that has AVX2; the portable CI build sets `LANECAST_PORTABLE=1`.
+#[test]
+fn native_build_uses_the_avx2_network() {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::env::var_os("LANECAST_PORTABLE").is_none() {
+        assert_eq!(child_order::ORDER8_IMPL, "avx2 sorting network", "native build without AVX2");
+    }
+    println!("order8 compiled to: {}", child_order::ORDER8_IMPL);
+}
+
+#[test]
+fn child_order_for_eight_lanes_sorts_the_hits() {
+    // The contract alone (no twin), for every build.
+    let mut out = [StackEntry::default(); 8];
+    let t = [3.0, 1.0, 2.0, 0.5, 9.0, -1.0, 7.0, 4.0];
+    let kids: [u32; 8] = std::array::from_fn(|i| 10 + i as u32);
+    // Lane 3 is not hit; lane 5's negative entry time counts as 0, the nearest.
+    let near = child_order::order8(&t, &kids, 0b1111_0111, &mut out);
+    assert_eq!(near, 15);
+    assert_eq!(out[..7].iter().map(|e| e.child).collect::<Vec<_>>(), [14, 16, 17, 10, 12, 11, 15]);
 }
 
 #[test]

@@ -162,15 +162,20 @@ impl fmt::Display for Format {
     }
 }
 
+/// A format name that is not `csv`, `bin` or `npy`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format {0:?}: expected \"csv\", \"bin\" or \"npy\"")]
+pub struct UnknownFormat(pub String);
+
 impl FromStr for Format {
-    type Err = String;
+    type Err = UnknownFormat;
     /// `"csv"`, `"bin"` or `"npy"` (exactly, lower case).
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, UnknownFormat> {
         match s {
             "csv" => Ok(Format::Csv),
             "bin" => Ok(Format::Bin),
             "npy" => Ok(Format::Npy),
-            _ => Err(format!("unknown format {s:?}: expected \"csv\", \"bin\" or \"npy\"")),
+            _ => Err(UnknownFormat(s.to_owned())),
         }
     }
 }
@@ -265,7 +270,7 @@ mod tests {
         assert_eq!(Format::from_path(Path::new("x.txt")), None);
         assert_eq!(Format::from_path(Path::new("bin")), None);
         assert_eq!("bin".parse::<Format>(), Ok(Format::Bin));
-        assert!("json".parse::<Format>().unwrap_err().contains("json"));
+        assert!("json".parse::<Format>().unwrap_err().to_string().contains("json"));
         assert_eq!(Format::resolve("-", None).unwrap(), Format::Csv);
         assert_eq!(Format::resolve("x.csv", Some(Format::Bin)).unwrap(), Format::Bin);
         assert!(Format::resolve("x.dat", None).unwrap_err().to_string().starts_with("x.dat: "));

@@ -398,17 +398,16 @@ impl Cx<'_> {
             width: c.width,
             height: c.height,
         };
-        cam.check().map_err(|m| {
-            let key = if m.contains("fov") {
-                "fov_y_deg"
-            } else if m.contains("image size") {
-                if c.width == 0 { "width" } else { "height" }
-            } else if m.contains("up is") {
-                "up"
-            } else {
-                ""
+        cam.check().map_err(|e| {
+            use crate::camera::CameraError;
+            let key = match e {
+                CameraError::BadFov(_) => "fov_y_deg",
+                CameraError::EmptyImage { width: 0, .. } => "width",
+                CameraError::EmptyImage { .. } => "height",
+                CameraError::BadUp => "up",
+                CameraError::NotFinite | CameraError::EyeIsTarget => "",
             };
-            self.at(&self.field(value, key), m)
+            self.at(&self.field(value, key), e.to_string())
         })?;
         Ok(cam)
     }
