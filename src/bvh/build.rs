@@ -9,7 +9,7 @@ use bytemuck::Zeroable;
 use glam::Vec3A;
 
 /// Builds a binary BVH over `boxes` top-down by the binned SAH (no reinsertion: that is the
-/// next step of [`crate::bvh::build`]). Invalid or empty boxes are allowed and simply never
+/// next step of [`crate::bvh::build()`]). Invalid or empty boxes are allowed and simply never
 /// contain anything; callers normally leave them out.
 pub fn binned_sah(boxes: &[Aabb], opts: &BuildOptions) -> Bvh2 {
     if boxes.is_empty() {

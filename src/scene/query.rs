@@ -157,7 +157,7 @@ impl<P: Traceable, M: Mode> LeafAction for ScalarLeaf<'_, '_, P, M> {
 fn trace_scalar<'a, P: Traceable, M: Mode>(kb: &'a KindBvh<P>, ray: &Ray, best: &mut Best<'a>) -> bool {
     let mut stack = TraversalStack::new();
     let mut action = ScalarLeaf::<P, M> { kb, ray, best, _mode: core::marker::PhantomData };
-    traverse::binary::<M>(&kb.bvh2, ray, &mut action, &mut stack);
+    traverse::ray_binary::<M>(&kb.bvh2, ray, &mut action, &mut stack);
     action.best.found()
 }
 
@@ -172,7 +172,7 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
     stack: &mut TraversalStack,
 ) -> bool {
     let mut action = WideLeaf::<L, P, M> { kb, pre, best, _mode: core::marker::PhantomData };
-    traverse::wide::<M, L, N>(bvh, &pre.ray, &mut action, stack)
+    traverse::ray_wide::<M, L, N>(bvh, &pre.ray, &mut action, stack)
 }
 
 impl Scene {
@@ -727,6 +727,6 @@ where
         *t = b.t;
     }
     let mut action = PacketLeaf::<L, P, M> { kb, rays, best, t_best: L::load(&init), _mode: core::marker::PhantomData };
-    let done = traverse::packet(kb.tree(), rays, &mut action, &mut scratch.stack);
+    let done = traverse::packet_wide(kb.tree(), rays, &mut action, &mut scratch.stack);
     done.bitmask()
 }

@@ -2,12 +2,12 @@
 //! loops serve the scene queries and any user who puts their own primitives in a tree
 //! (as parry's `TraversalAction` does).
 //!
-//! * [`wide`]: one ray through a 4- or 8-wide tree ([`WideBvh`]), one slab test against all
+//! * [`ray_wide`]: one ray through a 4- or 8-wide tree ([`WideBvh`]), one slab test against all
 //!   children of a node ([`TraversalRay::test`]); for closest hits the hit children are
 //!   ordered by [`child_order`] (nearest visited next, the rest stacked farthest first).
-//! * [`binary`]: one ray through a binary tree with the textbook slab test (the scalar
+//! * [`ray_binary`]: one ray through a binary tree with the textbook slab test (the scalar
 //!   backend, the reference).
-//! * [`packet`]: `N` rays together through a wide tree: each child box against every ray.
+//! * [`packet_wide`]: `N` rays together through a wide tree: each child box against every ray.
 //!
 //! The caller supplies a [`LeafAction`] (or [`PacketLeafAction`]): the current end of the
 //! ray interval, used to cull boxes, and the test of a leaf's primitives `first..first +
@@ -50,7 +50,7 @@
 //! let ray = Ray::new(Vec3::new(41.0, 5.0, 0.0), -Vec3::Y);
 //! let mut action = Nearest { spheres: &spheres, perm: &trees.perm, ray, best: None };
 //! let mut stack = TraversalStack::new();
-//! traverse::wide::<Closest, F32x8, _>(&trees.bvh8, &TraversalRay::new(&ray), &mut action, &mut stack);
+//! traverse::ray_wide::<Closest, F32x8, _>(&trees.bvh8, &TraversalRay::new(&ray), &mut action, &mut stack);
 //! assert_eq!(action.best.map(|b| b.1), Some(41));
 //! ```
 
@@ -187,7 +187,7 @@ impl TraversalStack {
 /// action.t_max()]`. `L::N` must equal the node width (checked at compile time). Returns
 /// `true` when the action ended the traversal. `stack` is empty on return.
 #[inline(always)]
-pub fn wide<M: Mode, L: Lanes, N: WideNode>(
+pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
     bvh: &WideBvh<N>,
     ray: &TraversalRay<L>,
     action: &mut impl LeafAction,
@@ -284,7 +284,7 @@ pub fn wide<M: Mode, L: Lanes, N: WideNode>(
 /// Closest or any hit of one ray through a binary tree, with the textbook slab test
 /// ([`slab::textbook_scalar`]) and near child first: the scalar backend's traversal.
 /// Returns `true` when the action ended the traversal.
-pub fn binary<M: Mode>(nodes: &[Node2], ray: &Ray, action: &mut impl LeafAction, stack: &mut TraversalStack) -> bool {
+pub fn ray_binary<M: Mode>(nodes: &[Node2], ray: &Ray, action: &mut impl LeafAction, stack: &mut TraversalStack) -> bool {
     if nodes.is_empty() || slab::textbook_scalar(ray, action.t_max(), &nodes[0].aabb()).is_none() {
         return false;
     }
@@ -334,7 +334,7 @@ pub fn binary<M: Mode>(nodes: &[Node2], ray: &Ray, action: &mut impl LeafAction,
 /// not finished by the action); children hit by any ray are visited, nearest first along
 /// the first active ray. Each leaf is handed the lanes whose rays enter its box. Returns the
 /// lanes the action finished.
-pub fn packet<L: Lanes, N: WideNode>(
+pub fn packet_wide<L: Lanes, N: WideNode>(
     bvh: &WideBvh<N>,
     rays: &RayPacket<L>,
     action: &mut impl PacketLeafAction<L>,
