@@ -1,6 +1,7 @@
 //! Scene files: every shipped scene loads and builds, geometry ids follow file order across
-//! interleaved kinds, mesh placement is scale → rotate → translate, generators are
-//! deterministic, and every kind of bad input is an error naming the file and the place.
+//! interleaved kinds, mesh placement is scale → rotate → translate, `[[generate]]` entries
+//! reach the generators (whose output `tests/golden.rs` pins), and every kind of bad input
+//! is an error naming the file and the place.
 
 use glam::Vec3;
 use lanecast::camera::Camera;
@@ -257,41 +258,52 @@ fn degenerate_mesh_triangles_are_counted_not_errors() {
 // Generators
 // ---------------------------------------------------------------------------------------
 
+/// `[[generate]]` entries give what the generator functions give for the same keys (whose
+/// output is pinned to independently computed values in `tests/golden.rs`), and the seed
+/// key reaches each generator.
 #[test]
-fn generators_are_deterministic_per_seed() {
-    let t = |seed| terrain(&TerrainParams { seed, resolution: 32, ..Default::default() }).unwrap();
-    assert_eq!(t(5), t(5));
-    assert_ne!(t(5).positions, t(6).positions);
-    assert_eq!(t(5).indices, t(6).indices);
-
-    let c = |seed| city(&CityParams { seed, ..Default::default() }).unwrap();
-    assert_eq!(c(5), c(5));
-    assert_ne!(c(5), c(6));
-    assert_eq!(c(5).len(), 8 * 8 * 4);
-
-    let s = |seed| spheres(&SpheresParams { seed, ..Default::default() }).unwrap();
-    assert_eq!(s(5), s(5));
-    assert_ne!(s(5), s(6));
-    assert_eq!(s(5).len(), 100);
-
-    // Through a scene file: the same text gives the same scene.
-    let scene = |seed: u64| {
-        let text = format!(
-            "[[generate]]\nkind = \"terrain\"\nseed = {seed}\nresolution = 16\n\
-             [[generate]]\nkind = \"city\"\nseed = {seed}\nblocks = [2, 2]\norigin = [0, 50, 0]\n\
-             [[generate]]\nkind = \"spheres\"\nseed = {seed}\ncount = 10\nmin = [0, 100, 0]\nmax = [5, 105, 5]\n"
-        );
-        let scene = parse(&text).unwrap().builder.build().unwrap();
-        let g: Vec<GeomKind> = scene.geoms().iter().map(|g| g.kind).collect();
-        assert_eq!(g, [GeomKind::Mesh, GeomKind::Boxes, GeomKind::Spheres]);
-        let cam = Camera::new(Vec3::new(60.0, 120.0, 60.0), Vec3::ZERO, 60.0).with_size(24, 16);
+fn generate_entries_pass_their_keys_to_the_generators() {
+    let text = |seed: u64| {
+        format!(
+            "[[generate]]\nkind = \"terrain\"\nseed = {seed}\nresolution = 16\nheight = 7\n\
+             [[generate]]\nkind = \"city\"\nseed = {seed}\nblocks = [2, 3]\norigin = [0, 50, 0]\n\
+             [[generate]]\nkind = \"spheres\"\nseed = {seed}\ncount = 10\nmin = [25, 55, 25]\nmax = [35, 65, 35]\nradius = [1.5, 3]\n"
+        )
+    };
+    let direct = |seed: u64| {
+        let mut b = lanecast::SceneBuilder::new();
+        let m = terrain(&TerrainParams { seed, resolution: 16, height: 7.0, ..Default::default() }).unwrap();
+        b.add_mesh(&m.positions, &m.indices).unwrap();
+        b.add_boxes(
+            &city(&CityParams { seed, blocks: [2, 3], origin: [0.0, 50.0, 0.0], ..Default::default() }).unwrap(),
+        )
+        .unwrap();
+        let sp =
+            SpheresParams { seed, count: 10, min: [25.0, 55.0, 25.0], max: [35.0, 65.0, 35.0], radius: [1.5, 3.0] };
+        b.add_spheres(&spheres(&sp).unwrap()).unwrap();
+        b.build().unwrap()
+    };
+    let cam = Camera::new(Vec3::new(60.0, 120.0, 60.0), Vec3::ZERO, 60.0).with_size(24, 16);
+    let image = |scene: &lanecast::Scene| {
         (0..16)
             .flat_map(|y| (0..24).map(move |x| (x, y)))
-            .map(|(x, y)| scene.intersect(&cam.ray(x, y)).map(|h| (h.geom, h.prim, h.t)))
+            .map(|(x, y)| scene.intersect(&cam.ray(x, y)).map(|h| (h.geom, h.prim, h.t.to_bits())))
             .collect::<Vec<_>>()
     };
-    assert_eq!(scene(1), scene(1));
-    assert_ne!(scene(1), scene(2));
+    for seed in [1, 2] {
+        let scene = parse(&text(seed)).unwrap().builder.build().unwrap();
+        let g: Vec<GeomKind> = scene.geoms().iter().map(|g| g.kind).collect();
+        assert_eq!(g, [GeomKind::Mesh, GeomKind::Boxes, GeomKind::Spheres]);
+        let prims: Vec<usize> = scene.geoms().iter().map(|g| g.prims as usize).collect();
+        assert_eq!(prims, [2 * 16 * 16, 2 * 3 * 4, 10]);
+        let img = image(&scene);
+        assert_eq!(img, image(&direct(seed)), "seed {seed}: the file's scene differs from the generators' output");
+        // Every geometry is seen, so the comparison covers all three generators.
+        for geom in 0..3 {
+            assert!(img.iter().flatten().any(|h| h.0 == geom), "seed {seed}: geometry {geom} not in view");
+        }
+    }
+    assert_ne!(image(&direct(1)), image(&direct(2)), "the seed changes the scene");
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! A disagreement between lanes and reference is accepted only when the *reference itself*
 //! changes its answer (hit/miss, or a value by at least as much as the disagreement) when
 //! every number of the case is moved by about `DELTA` of the case's size. Such cases are
-//! counted as "boundary"; on random input they must be rarer than `MAX_BOUNDARY_FRACTION`.
+//! counted as "boundary"; on random input there may be no more of them than the README
+//! documents ([`MAX_BOUNDARY_PER_MILLION`]).
 #![allow(dead_code)]
 
 use glam::Vec3;
@@ -16,8 +17,40 @@ use std::fmt::Debug;
 pub const TOL: f32 = 1e-5;
 /// Relative size of the perturbation used to recognise near-boundary cases.
 pub const DELTA: f32 = 1e-6;
-/// Largest accepted fractions of (hit/miss flips, ill-conditioned values) on random input.
-pub const MAX_BOUNDARY_FRACTION: (f64, f64) = (1e-3, 1e-2);
+/// Most accepted boundary cases of one random run (one kernel, width and orientation).
+#[derive(Clone, Copy, Debug)]
+pub struct BoundaryBound {
+    /// Hit/miss (or other discrete) disagreements ([`Stats::flips`]).
+    pub flips: usize,
+    /// All accepted disagreements: flips plus ill-conditioned values ([`Stats::flips`] +
+    /// [`Stats::ill`]).
+    pub total: usize,
+}
+
+/// The README's bound (section "The contract", Tolerance): over 10⁶ random cases per kernel
+/// the accepted disagreements number at most 165, hit/miss flips at most 3. Measured maxima
+/// (native AVX2+FMA build): 165 (`segment_capsule`, all ill-conditioned values, every width)
+/// and 3 flips (`ray_sphere::test` x4/x8 pairs); the portable build (no FMA) has fewer.
+/// Raising either number needs the README changed with it.
+pub const MAX_BOUNDARY_PER_MILLION: BoundaryBound = BoundaryBound { flips: 3, total: 165 };
+
+/// What `bound` (documented per 10⁶ cases) allows for a run of `cases` random cases.
+///
+/// Runs of at most 10⁶ cases (the release run, and the 2·10⁴ of a debug build) are a prefix
+/// of the documented 10⁶-case run (same seed, same case stream, same perturbation stream),
+/// so they can never have more boundary cases than it: the bound applies unscaled. Soaks
+/// (`LANECAST_SOAK`) see new cases, where the count is a random variable: the bound is
+/// scaled to the case count with a Poisson margin of 4 standard deviations (plus 4).
+pub fn allowed(bound: BoundaryBound, cases: usize) -> BoundaryBound {
+    if cases <= 1_000_000 {
+        return bound;
+    }
+    let scale = |per_million: usize| {
+        let mean = per_million as f64 * cases as f64 / 1e6;
+        (mean + 4.0 * mean.sqrt() + 4.0).ceil() as usize
+    };
+    BoundaryBound { flips: scale(bound.flips), total: scale(bound.total) }
+}
 
 /// Random cases per kernel: 10⁶ in release builds, 2·10⁴ in debug builds, times
 /// `LANECAST_SOAK` when that is set (e.g. `LANECAST_SOAK=100` for a long soak).
@@ -171,7 +204,7 @@ fn run_width<C: Case, L: Lanes>(name: &str, cases: &[C], orient: Orient, failure
 
 /// Compares all widths and orientations; panics listing the first wrong cases. Returns the
 /// stats of the x8 pairs run.
-pub fn compare_all<C: Case>(name: &str, cases: &[C], max_boundary_fraction: Option<(f64, f64)>) -> Stats {
+pub fn compare_all<C: Case>(name: &str, cases: &[C], max_boundary: Option<BoundaryBound>) -> Stats {
     let mut failures = Vec::new();
     let mut out = Stats::default();
     for &orient in C::ORIENTS {
@@ -183,13 +216,17 @@ pub fn compare_all<C: Case>(name: &str, cases: &[C], max_boundary_fraction: Opti
                 "{name:<28} {w} {orient:<11?} cases {:>8}  hits {:>8}  boundary flips {:>5}  ill-conditioned {:>5}",
                 s.cases, s.hits, s.flips, s.ill
             );
-            if let Some((f_flip, f_ill)) = max_boundary_fraction {
+            if let Some(bound) = max_boundary {
+                let max = allowed(bound, s.cases);
                 assert!(
-                    (s.flips as f64) <= f_flip * s.cases as f64 && (s.ill as f64) <= f_ill * s.cases as f64,
-                    "{name} {w} {orient:?}: {} flips / {} ill-conditioned out of {} is not rare",
+                    s.flips <= max.flips && s.flips + s.ill <= max.total,
+                    "{name} {w} {orient:?}: {} flips + {} ill-conditioned values out of {} cases; \
+                     at most {} flips and {} in all are documented for this many cases",
                     s.flips,
                     s.ill,
-                    s.cases
+                    s.cases,
+                    max.flips,
+                    max.total
                 );
             }
         }
@@ -208,11 +245,12 @@ pub fn compare_all<C: Case>(name: &str, cases: &[C], max_boundary_fraction: Opti
 }
 
 /// Random cases from `gen`, compared on every width; asserts hits are neither rare nor
-/// universal (so the test exercises both outcomes) and boundary cases are rare.
+/// universal (so the test exercises both outcomes) and boundary cases are within
+/// [`MAX_BOUNDARY_PER_MILLION`].
 pub fn compare_random<C: Case>(name: &str, seed: u64, mut make: impl FnMut(&mut Rng) -> C) {
     let mut rng = Rng::new(seed);
     let cases: Vec<C> = (0..n_random()).map(|_| make(&mut rng)).collect();
-    let st = compare_all(name, &cases, Some(MAX_BOUNDARY_FRACTION));
+    let st = compare_all(name, &cases, Some(MAX_BOUNDARY_PER_MILLION));
     let frac = st.hits as f64 / st.cases as f64;
     assert!((0.05..=0.95).contains(&frac), "{name}: hit fraction {frac} makes a weak test");
 }
