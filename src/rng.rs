@@ -1,5 +1,8 @@
 //! A small deterministic random number generator (SplitMix64) for seeded test data,
-//! benchmarks and procedural scenes: the same seed gives the same stream on every platform.
+//! benchmarks and procedural scenes: the same seed gives the same stream on every platform
+//! (`unit_vec3` and `log_uniform` up to the last bit of the platform's `cosf`/`sinf`/`powf`).
+//! Public so that anyone can reproduce the benches' ray sets and the generated scenes; the
+//! streams are pinned by golden values in `tests/golden.rs`.
 
 use glam::Vec3;
 

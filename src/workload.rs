@@ -1,5 +1,6 @@
 //! Seeded ray sets used by the benchmarks and the `bench` command: coherent primary rays
-//! from a camera, incoherent rays, and line-of-sight segments inside a scene's box.
+//! from a camera, incoherent rays, and line-of-sight segments inside a scene's box. Public so
+//! peers' benches (and yours) can be fed the same rays; pinned in `tests/golden.rs`.
 
 use crate::camera::Camera;
 use crate::prim::Aabb;

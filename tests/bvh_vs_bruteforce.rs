@@ -293,7 +293,9 @@ fn rays_per_scene() -> usize {
 fn mixed_scenes_of_every_size() {
     let t = run_style(Style::Mixed, &[1, 2, 7, 64, 1000, 20_000], rays_per_scene());
     assert!(t.hits > t.rays / 10, "too few hits for a meaningful test: {t:?}");
-    assert!(t.flips * 100 <= t.rays, "kernel boundary flips are not rare: {t:?}");
+    // The README promises the same hit/miss and ids from every backend: measured exact (0 of
+    // ~10^6 rays differ), so any difference fails.
+    assert!(t.flips == 0 && t.near_ties == 0, "backends disagree on hit/miss or ids: {t:?}");
 }
 
 #[test]
@@ -301,6 +303,7 @@ fn nasty_scenes() {
     for style in [Style::OnePoint, Style::Flat, Style::Coincident, Style::Huge, Style::Tiny] {
         let t = run_style(style, &[1, 50, 3000], rays_per_scene());
         assert!(t.hits > 0, "{style:?}: no hits at all");
+        assert!(t.flips == 0 && t.near_ties == 0, "{style:?}: backends disagree on hit/miss or ids: {t:?}");
     }
 }
 
@@ -392,5 +395,5 @@ fn bunny_mesh_against_brute_force() {
     check_scene(&w, &rays, &mut tally);
     eprintln!("bunny: {tally:?}");
     assert!(tally.hits > tally.rays / 10, "{tally:?}");
-    assert!(tally.flips * 100 <= tally.rays, "{tally:?}");
+    assert!(tally.flips == 0 && tally.near_ties == 0, "backends disagree on hit/miss or ids: {tally:?}");
 }

@@ -284,7 +284,12 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
 /// Closest or any hit of one ray through a binary tree, with the textbook slab test
 /// ([`slab::textbook_scalar`]) and near child first: the scalar backend's traversal.
 /// Returns `true` when the action ended the traversal.
-pub fn ray_binary<M: Mode>(nodes: &[Node2], ray: &Ray, action: &mut impl LeafAction, stack: &mut TraversalStack) -> bool {
+pub fn ray_binary<M: Mode>(
+    nodes: &[Node2],
+    ray: &Ray,
+    action: &mut impl LeafAction,
+    stack: &mut TraversalStack,
+) -> bool {
     if nodes.is_empty() || slab::textbook_scalar(ray, action.t_max(), &nodes[0].aabb()).is_none() {
         return false;
     }
