@@ -24,7 +24,6 @@ use glam::Vec3;
 use lanecast::camera::Camera;
 use lanecast::prim::Aabb;
 use lanecast::rng::Rng;
-use lanecast::scene::generate::{CityParams, SpheresParams, TerrainParams, city, spheres, terrain};
 use lanecast::workload;
 
 /// FNV-1a, 64 bit.
@@ -163,97 +162,103 @@ fn rng_helpers_through_libm_match_within_rounding() {
 // gives the same bits). Hashes: terrain positions (x, y, z per vertex) then indices (three
 // u32 per triangle); city boxes (min x, y, z, max x, y, z); spheres (centre x, y, z, radius).
 // ---------------------------------------------------------------------------------------
+// The generators live behind the `cli` feature (they read scene-file parameters).
+#[cfg(feature = "cli")]
+mod generators {
+    use super::*;
+    use lanecast::scene::generate::{CityParams, SpheresParams, TerrainParams, city, spheres, terrain};
 
-#[test]
-fn terrain_matches_golden() {
-    let cases = [
-        (TerrainParams { seed: 0, resolution: 32, ..Default::default() }, 0x3D4184FA6A0C8ACA, (0.0, 10.0)),
-        (TerrainParams { seed: 5, resolution: 32, ..Default::default() }, 0xFD46F3F2A2A9F1EA, (0.0, 10.0)),
-        (
-            TerrainParams {
-                seed: 7,
-                size: [200.0, 150.0],
-                resolution: 24,
-                height: 25.0,
-                octaves: 5,
-                wavelength: Some(80.0),
-                origin: [3.0, -2.0, 1.5],
-            },
-            0x1F2B1BA3CD6F5825,
-            (-2.0, 23.0),
-        ),
-    ];
-    for (p, want, (ylo, yhi)) in cases {
-        let m = terrain(&p).unwrap();
-        let n = p.resolution as usize;
-        assert_eq!(m.positions.len(), (n + 1) * (n + 1), "{p:?}");
-        assert_eq!(m.indices.len(), 2 * n * n, "{p:?}");
-        let b = m.bounds();
-        assert_eq!((b.min.y, b.max.y), (ylo, yhi), "heights span [origin.y, origin.y + height]: {p:?}");
-        let mut h = Fnv::new();
-        m.positions.iter().flatten().for_each(|&c| h.f32(c));
-        m.indices.iter().flatten().for_each(|&i| h.u32(i));
-        assert_eq!(h.0, want, "terrain {p:?}");
-    }
-}
-
-#[test]
-fn city_matches_golden() {
-    let cases = [
-        (CityParams { seed: 0, ..Default::default() }, 256, 0xCF0EF958A9B41AFB),
-        (CityParams { seed: 5, ..Default::default() }, 256, 0x017AA0D515732930),
-        (
-            CityParams {
-                seed: 9,
-                blocks: [3, 2],
-                block_size: 30.0,
-                street: 5.0,
-                lots: 3,
-                min_height: 2.0,
-                max_height: 90.0,
-                origin: [10.0, 1.0, -4.0],
-            },
-            54,
-            0xC4D5944682CB0070,
-        ),
-    ];
-    for (p, count, want) in cases {
-        let boxes = city(&p).unwrap();
-        assert_eq!(boxes.len(), count, "{p:?}");
-        let mut h = Fnv::new();
-        for b in &boxes {
-            h.vec3(b.min);
-            h.vec3(b.max);
+    #[test]
+    fn terrain_matches_golden() {
+        let cases = [
+            (TerrainParams { seed: 0, resolution: 32, ..Default::default() }, 0x3D4184FA6A0C8ACA, (0.0, 10.0)),
+            (TerrainParams { seed: 5, resolution: 32, ..Default::default() }, 0xFD46F3F2A2A9F1EA, (0.0, 10.0)),
+            (
+                TerrainParams {
+                    seed: 7,
+                    size: [200.0, 150.0],
+                    resolution: 24,
+                    height: 25.0,
+                    octaves: 5,
+                    wavelength: Some(80.0),
+                    origin: [3.0, -2.0, 1.5],
+                },
+                0x1F2B1BA3CD6F5825,
+                (-2.0, 23.0),
+            ),
+        ];
+        for (p, want, (ylo, yhi)) in cases {
+            let m = terrain(&p).unwrap();
+            let n = p.resolution as usize;
+            assert_eq!(m.positions.len(), (n + 1) * (n + 1), "{p:?}");
+            assert_eq!(m.indices.len(), 2 * n * n, "{p:?}");
+            let b = m.bounds();
+            assert_eq!((b.min.y, b.max.y), (ylo, yhi), "heights span [origin.y, origin.y + height]: {p:?}");
+            let mut h = Fnv::new();
+            m.positions.iter().flatten().for_each(|&c| h.f32(c));
+            m.indices.iter().flatten().for_each(|&i| h.u32(i));
+            assert_eq!(h.0, want, "terrain {p:?}");
         }
-        assert_eq!(h.0, want, "city {p:?}");
     }
-}
 
-#[test]
-fn spheres_match_golden() {
-    let cases = [
-        (SpheresParams { seed: 0, ..Default::default() }, 0x33480E3CCB427761),
-        (SpheresParams { seed: 5, ..Default::default() }, 0xA5FBA92089382A12),
-        (
-            SpheresParams {
-                seed: 11,
-                count: 1000,
-                min: [-100.0, -5.0, 0.0],
-                max: [100.0, 5.0, 50.0],
-                radius: [0.0, 3.0],
-            },
-            0xCCC73114DAFD31C9,
-        ),
-    ];
-    for (p, want) in cases {
-        let s = spheres(&p).unwrap();
-        assert_eq!(s.len() as u64, p.count, "{p:?}");
-        let mut h = Fnv::new();
-        for s in &s {
-            h.vec3(s.center);
-            h.f32(s.radius);
+    #[test]
+    fn city_matches_golden() {
+        let cases = [
+            (CityParams { seed: 0, ..Default::default() }, 256, 0xCF0EF958A9B41AFB),
+            (CityParams { seed: 5, ..Default::default() }, 256, 0x017AA0D515732930),
+            (
+                CityParams {
+                    seed: 9,
+                    blocks: [3, 2],
+                    block_size: 30.0,
+                    street: 5.0,
+                    lots: 3,
+                    min_height: 2.0,
+                    max_height: 90.0,
+                    origin: [10.0, 1.0, -4.0],
+                },
+                54,
+                0xC4D5944682CB0070,
+            ),
+        ];
+        for (p, count, want) in cases {
+            let boxes = city(&p).unwrap();
+            assert_eq!(boxes.len(), count, "{p:?}");
+            let mut h = Fnv::new();
+            for b in &boxes {
+                h.vec3(b.min);
+                h.vec3(b.max);
+            }
+            assert_eq!(h.0, want, "city {p:?}");
         }
-        assert_eq!(h.0, want, "spheres {p:?}");
+    }
+
+    #[test]
+    fn spheres_match_golden() {
+        let cases = [
+            (SpheresParams { seed: 0, ..Default::default() }, 0x33480E3CCB427761),
+            (SpheresParams { seed: 5, ..Default::default() }, 0xA5FBA92089382A12),
+            (
+                SpheresParams {
+                    seed: 11,
+                    count: 1000,
+                    min: [-100.0, -5.0, 0.0],
+                    max: [100.0, 5.0, 50.0],
+                    radius: [0.0, 3.0],
+                },
+                0xCCC73114DAFD31C9,
+            ),
+        ];
+        for (p, want) in cases {
+            let s = spheres(&p).unwrap();
+            assert_eq!(s.len() as u64, p.count, "{p:?}");
+            let mut h = Fnv::new();
+            for s in &s {
+                h.vec3(s.center);
+                h.f32(s.radius);
+            }
+            assert_eq!(h.0, want, "spheres {p:?}");
+        }
     }
 }
 
