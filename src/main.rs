@@ -391,7 +391,7 @@ fn cmd_info(a: InfoArgs) -> Result<(), Fail> {
     let b = l.scene.bounds();
     println!("scene:       {}", l.name);
     println!("geometries:  {}", s.geoms);
-    println!("triangles:   {} (degenerate skipped: {})", s.triangles, s.degenerate);
+    println!("triangles:   {} (degenerate: {})", s.triangles, s.degenerate);
     println!("spheres:     {}", s.spheres);
     println!("boxes:       {}", s.boxes);
     println!("planes:      {}", s.planes);

@@ -28,3 +28,4 @@ pub mod ray_sphere;
 pub mod ray_triangle;
 pub mod segment_capsule;
 pub mod segment_sphere;
+pub mod watertight;

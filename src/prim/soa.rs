@@ -221,6 +221,11 @@ impl<P: Primitive> Soa<P> {
     /// `padded_len()`).
     #[inline(always)]
     pub fn lanes<L: Lanes>(&self, i: usize) -> P::Lanes<L> {
+        P::load_lanes(&self.lanes_at::<L>(i))
+    }
+    /// The checked position of [`Soa::lanes`].
+    #[inline(always)]
+    fn lanes_at<L: Lanes>(&self, i: usize) -> ColumnsAt<'_> {
         // One check covers every column: each has `stride >= N` values. Written so that it
         // cannot overflow (`i + N` could wrap for `i` near `usize::MAX`).
         assert!(
@@ -229,16 +234,31 @@ impl<P: Primitive> Soa<P> {
             L::N,
             self.stride
         );
-        let at = ColumnsAt {
+        debug_assert_eq!(self.data.len(), P::COLUMNS * self.stride);
+        ColumnsAt {
             base: self.data.as_ptr(),
             stride: self.stride,
             cols: P::COLUMNS,
             i,
             splat: false,
             _data: PhantomData,
-        };
-        debug_assert_eq!(self.data.len(), P::COLUMNS * self.stride);
-        P::load_lanes(&at)
+        }
+    }
+}
+
+impl Soa<Triangle> {
+    /// Triangles `i..i + N` as lanes ([`Soa::lanes`]) with each vertex's coordinates in the
+    /// order `axes`: the result's `x` is world axis `axes[0]`, and so on. The watertight
+    /// test's ray-space order, loaded directly instead of shuffled in registers.
+    ///
+    /// # Panics
+    /// As [`Soa::lanes`], and if an axis is not 0, 1 or 2.
+    #[inline(always)]
+    pub fn triangle_lanes_in<L: Lanes>(&self, i: usize, axes: [usize; 3]) -> TriangleLanes<L> {
+        assert!(axes.iter().all(|&k| k < 3), "axes {axes:?}: each must be 0, 1 or 2");
+        let at = self.lanes_at::<L>(i);
+        let v = |c: usize| Vec3x::new(at.get(c + axes[0]), at.get(c + axes[1]), at.get(c + axes[2]));
+        TriangleLanes { v0: v(0), v1: v(3), v2: v(6) }
     }
 }
 

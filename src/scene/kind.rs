@@ -1,14 +1,48 @@
 //! The primitive kinds a scene puts in BVHs (triangles, spheres, boxes), each with its leaf
-//! kernels and normal, and [`KindBvh`]: one kind's primitives in leaf order with their
-//! binary, 4-wide and 8-wide trees.
+//! kernels and normal, the rays as the leaf kernels take them ([`LeafRay`]), and
+//! [`KindBvh`]: one kind's primitives in leaf order with their binary, 4-wide and 8-wide
+//! trees.
 
+use super::TriangleTest;
 use crate::bvh::{self, BuildOptions, BvhError, Node2, Node4, Node8, WideBvh};
 use crate::error::LimitError;
+use crate::kernel::watertight::{self, ShearedLanes, ShearedRay};
 use crate::kernel::{ray_aabb, ray_sphere, ray_triangle};
 use crate::lanes::Lanes;
 use crate::prim::{Aabb, Primitive, Soa, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket};
-use glam::Vec3;
+use glam::{DVec3, Vec3};
+
+/// One valid ray prepared for every kind's leaf kernels: broadcast to all lanes, and set up
+/// for the watertight triangle test.
+#[derive(Clone, Copy, Debug)]
+pub struct LeafRay<L: Lanes> {
+    /// The ray in every lane.
+    pub packet: RayPacket<L>,
+    /// The ray's watertight set-up.
+    pub sheared: ShearedRay,
+    /// The ray's `t_min`.
+    pub t_min: f32,
+    /// The scene's triangle test.
+    pub test: TriangleTest,
+}
+
+impl<L: Lanes> LeafRay<L> {
+    /// Prepares a ray; `None` if it is invalid.
+    pub fn new(ray: &Ray, test: TriangleTest) -> Option<Self> {
+        Some(Self { packet: RayPacket::splat(ray), sheared: ShearedRay::new(ray)?, t_min: ray.t_min, test })
+    }
+}
+
+/// `N` rays prepared for the leaf kernels of a packet traversal (one primitive against all
+/// lanes at a time).
+#[derive(Clone, Copy, Debug)]
+pub struct LeafPacket<L: Lanes> {
+    /// The rays with their watertight set-up (`rays.rays` is the packet).
+    pub rays: ShearedLanes<L>,
+    /// The scene's triangle test.
+    pub test: TriangleTest,
+}
 
 /// A shape kind a scene puts in a BVH: [`Triangle`], [`Sphere`] and [`Aabb`] (sealed, as
 /// [`Primitive`] is). To put your own primitives in a tree, use [`crate::bvh::build_trees`]
@@ -18,12 +52,30 @@ pub trait Traceable: Primitive + Send + Sync + 'static {
     const KIND: u8;
     /// Bounding box.
     fn bounds(&self) -> Aabb;
-    /// Scalar reference hit: `(t, u, v)`.
-    fn hit_scalar(&self, ray: &Ray) -> Option<(f32, f32, f32)>;
-    /// Lanes hit: `(mask, t, u, v)`.
-    fn hit_lanes<L: Lanes>(rays: &RayPacket<L>, p: &Self::Lanes<L>) -> (L::Mask, L, L, L);
+    /// Scalar reference hit of a valid ray (`sheared` is its set-up): `(t, u, v)`.
+    fn hit_scalar(&self, ray: &Ray, sheared: &ShearedRay, test: TriangleTest) -> Option<(f32, f32, f32)>;
+    /// One ray against primitives `i..i + N` of `prims` (lanes outside `active` miss), in
+    /// `[ray.t_min, t_max]`: `(mask, t, u, v)`.
+    fn hit_one<L: Lanes>(
+        ray: &LeafRay<L>,
+        t_max: f32,
+        prims: &Soa<Self>,
+        i: usize,
+        active: L::Mask,
+    ) -> (L::Mask, L, L, L);
+    /// `N` rays against one primitive in every lane: `(mask, t, u, v)`.
+    fn hit_packet<L: Lanes>(rays: &LeafPacket<L>, p: &Self::Lanes<L>) -> (L::Mask, L, L, L);
     /// Unit geometric normal at the hit point `p` (barycentrics `u, v` for triangles).
     fn normal_at(&self, p: Vec3, u: f32, v: f32) -> Vec3;
+}
+
+/// The broadcast ray of `ray` with interval end `t_max` and lanes `active`.
+#[inline(always)]
+fn one_ray_packet<L: Lanes>(ray: &LeafRay<L>, t_max: f32, active: L::Mask) -> RayPacket<L> {
+    let mut p = ray.packet;
+    p.t_max = L::splat(t_max);
+    p.restrict(active);
+    p
 }
 
 impl Traceable for Triangle {
@@ -32,17 +84,50 @@ impl Traceable for Triangle {
         self.aabb()
     }
     #[inline(always)]
-    fn hit_scalar(&self, ray: &Ray) -> Option<(f32, f32, f32)> {
-        ray_triangle::intersect_scalar(ray, self).map(|h| (h.t, h.u, h.v))
+    fn hit_scalar(&self, ray: &Ray, sheared: &ShearedRay, test: TriangleTest) -> Option<(f32, f32, f32)> {
+        match test {
+            TriangleTest::Watertight => watertight::intersect_sheared(sheared, ray.t_min, ray.t_max, self),
+            TriangleTest::MollerTrumbore => ray_triangle::intersect_scalar(ray, self),
+        }
+        .map(|h| (h.t, h.u, h.v))
     }
-    /// Scenes keep degenerate triangles out of their BVHs, so the degeneracy test is
-    /// skipped here.
+    /// With Möller–Trumbore, scenes keep degenerate triangles out of their BVHs, so the
+    /// degeneracy test is skipped here.
     #[inline(always)]
-    fn hit_lanes<L: Lanes>(rays: &RayPacket<L>, p: &Self::Lanes<L>) -> (L::Mask, L, L, L) {
-        ray_triangle::intersect_lanes_solid(rays, p)
+    fn hit_one<L: Lanes>(
+        ray: &LeafRay<L>,
+        t_max: f32,
+        prims: &Soa<Self>,
+        i: usize,
+        active: L::Mask,
+    ) -> (L::Mask, L, L, L) {
+        match ray.test {
+            TriangleTest::Watertight => {
+                let tri = prims.triangle_lanes_in::<L>(i, ray.sheared.axes);
+                watertight::intersect_lanes_one_ray(&ray.sheared, ray.t_min, t_max, &tri, active)
+            }
+            TriangleTest::MollerTrumbore => {
+                ray_triangle::intersect_lanes_solid(&one_ray_packet(ray, t_max, active), &prims.lanes::<L>(i))
+            }
+        }
     }
+    #[inline(always)]
+    fn hit_packet<L: Lanes>(rays: &LeafPacket<L>, p: &Self::Lanes<L>) -> (L::Mask, L, L, L) {
+        match rays.test {
+            TriangleTest::Watertight => watertight::intersect_lanes(&rays.rays, p),
+            TriangleTest::MollerTrumbore => ray_triangle::intersect_lanes_solid(&rays.rays.rays, p),
+        }
+    }
+    /// The geometric normal; for a sliver whose f32 cross product vanishes, the f64 one
+    /// (zero only when the vertices are exactly collinear).
     fn normal_at(&self, _p: Vec3, _u: f32, _v: f32) -> Vec3 {
-        self.normal()
+        let n = self.normal();
+        if n != Vec3::ZERO {
+            return n;
+        }
+        let [a, b, c] = self.v.map(|v| v.as_dvec3());
+        let n: DVec3 = (b - a).cross(c - a).normalize_or_zero();
+        n.as_vec3()
     }
 }
 
@@ -52,12 +137,23 @@ impl Traceable for Sphere {
         self.aabb()
     }
     #[inline(always)]
-    fn hit_scalar(&self, ray: &Ray) -> Option<(f32, f32, f32)> {
+    fn hit_scalar(&self, ray: &Ray, _: &ShearedRay, _: TriangleTest) -> Option<(f32, f32, f32)> {
         ray_sphere::intersect_scalar(ray, self).map(|t| (t, 0.0, 0.0))
     }
     #[inline(always)]
-    fn hit_lanes<L: Lanes>(rays: &RayPacket<L>, p: &Self::Lanes<L>) -> (L::Mask, L, L, L) {
-        let (m, t) = ray_sphere::intersect_lanes(rays, p);
+    fn hit_one<L: Lanes>(
+        ray: &LeafRay<L>,
+        t_max: f32,
+        prims: &Soa<Self>,
+        i: usize,
+        active: L::Mask,
+    ) -> (L::Mask, L, L, L) {
+        let (m, t) = ray_sphere::intersect_lanes(&one_ray_packet(ray, t_max, active), &prims.lanes::<L>(i));
+        (m, t, L::splat(0.0), L::splat(0.0))
+    }
+    #[inline(always)]
+    fn hit_packet<L: Lanes>(rays: &LeafPacket<L>, p: &Self::Lanes<L>) -> (L::Mask, L, L, L) {
+        let (m, t) = ray_sphere::intersect_lanes(&rays.rays.rays, p);
         (m, t, L::splat(0.0), L::splat(0.0))
     }
     fn normal_at(&self, p: Vec3, _u: f32, _v: f32) -> Vec3 {
@@ -71,12 +167,23 @@ impl Traceable for Aabb {
         *self
     }
     #[inline(always)]
-    fn hit_scalar(&self, ray: &Ray) -> Option<(f32, f32, f32)> {
+    fn hit_scalar(&self, ray: &Ray, _: &ShearedRay, _: TriangleTest) -> Option<(f32, f32, f32)> {
         ray_aabb::intersect_scalar(ray, self).map(|(t, _)| (t, 0.0, 0.0))
     }
     #[inline(always)]
-    fn hit_lanes<L: Lanes>(rays: &RayPacket<L>, p: &Self::Lanes<L>) -> (L::Mask, L, L, L) {
-        let (m, t, _) = ray_aabb::intersect_lanes(rays, p);
+    fn hit_one<L: Lanes>(
+        ray: &LeafRay<L>,
+        t_max: f32,
+        prims: &Soa<Self>,
+        i: usize,
+        active: L::Mask,
+    ) -> (L::Mask, L, L, L) {
+        let (m, t, _) = ray_aabb::intersect_lanes(&one_ray_packet(ray, t_max, active), &prims.lanes::<L>(i));
+        (m, t, L::splat(0.0), L::splat(0.0))
+    }
+    #[inline(always)]
+    fn hit_packet<L: Lanes>(rays: &LeafPacket<L>, p: &Self::Lanes<L>) -> (L::Mask, L, L, L) {
+        let (m, t, _) = ray_aabb::intersect_lanes(&rays.rays.rays, p);
         (m, t, L::splat(0.0), L::splat(0.0))
     }
     /// The normal of the face the point lies on (the axis where the point is farthest out
@@ -126,7 +233,8 @@ impl<P: Traceable> Default for KindBvh<P> {
 
 impl<P: Traceable> KindBvh<P> {
     /// Builds the trees over `prims` with ids `ids` (the same length). The primitives must
-    /// be valid and, for triangles, non-degenerate (as [`super::SceneBuilder`] ensures).
+    /// be valid (as [`super::SceneBuilder`] ensures); with Möller–Trumbore, triangles must also
+    /// be non-degenerate.
     ///
     /// # Errors
     /// [`LimitError::TooManyPrimitives`] past [`bvh::MAX_PRIMITIVES`].

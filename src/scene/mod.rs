@@ -33,6 +33,7 @@
 //! assert_eq!(scene.intersect(&Ray::new(Vec3::new(9.0, 1.0, 9.0), -Vec3::Y)).unwrap().geom, floor);
 //! ```
 
+mod all;
 #[cfg(feature = "cli")]
 pub mod file;
 #[cfg(feature = "cli")]
@@ -42,7 +43,8 @@ mod kind;
 pub mod mesh_io;
 mod query;
 
-pub use kind::{KindBvh, Traceable};
+pub use all::{CONTAINS_DIR, HitLists};
+pub use kind::{KindBvh, LeafPacket, LeafRay, Traceable};
 pub use query::PacketScratch;
 
 use crate::bvh::{BuildOptions, BvhError, Quality};
@@ -123,7 +125,8 @@ pub struct GeomInfo {
     pub kind: GeomKind,
     /// Number of primitives (including degenerate triangles).
     pub prims: u32,
-    /// Degenerate triangles left out of the BVH.
+    /// Degenerate triangles ([`Triangle::is_degenerate`]; see [`TriangleTest`] for whether the
+    /// trees keep them).
     pub degenerate: u32,
 }
 
@@ -144,6 +147,25 @@ pub struct SceneBuilder {
     planes: Vec<Plane>,
     plane_ids: Vec<[u32; 2]>,
     options: BuildOptions,
+    triangle_test: TriangleTest,
+}
+
+/// The ray–triangle test of a scene's queries.
+///
+/// [`TriangleTest::Watertight`] (the default) never lets a ray slip between the triangles
+/// of a closed mesh and counts a crossing through a shared edge or vertex once (see
+/// [`crate::kernel::watertight`]); [`TriangleTest::MollerTrumbore`] is the classic test,
+/// which can miss or double-count such rays, for users who want its speed on coherent rays
+/// more than those guarantees (the README gives the measured difference). With
+/// Möller–Trumbore, degenerate triangles ([`Triangle::is_degenerate`]) are left out of the
+/// trees; the watertight test keeps them, as it resolves every triangle exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TriangleTest {
+    /// Woop, Benthin & Wald (2013) with the tie rule of [`crate::kernel::watertight`].
+    #[default]
+    Watertight,
+    /// Möller & Trumbore (1997), [`crate::kernel::ray_triangle`].
+    MollerTrumbore,
 }
 
 fn invalid(geom: u32, what: String) -> SceneError {
@@ -217,6 +239,12 @@ impl SceneBuilder {
         self.options = BuildOptions::with_quality(q);
         self
     }
+    /// Sets the ray–triangle test of the scene's queries (default
+    /// [`TriangleTest::Watertight`]).
+    pub fn triangle_test(mut self, test: TriangleTest) -> Self {
+        self.triangle_test = test;
+        self
+    }
     /// Geometries added so far, indexed by id.
     pub fn geoms(&self) -> &[GeomInfo] {
         &self.geoms
@@ -280,8 +308,8 @@ impl SceneBuilder {
     pub fn add_triangle(&mut self, t: Triangle) -> Result<u32, SceneError> {
         self.add_triangles(&[t])
     }
-    /// Adds a triangle soup as one mesh geometry. Degenerate triangles are kept out of the
-    /// BVH and counted ([`GeomInfo::degenerate`]).
+    /// Adds a triangle soup as one mesh geometry. Degenerate triangles are counted
+    /// ([`GeomInfo::degenerate`]); see [`TriangleTest`] for whether the trees keep them.
     ///
     /// # Errors
     /// [`SceneError::InvalidShape`] for a non-finite vertex; [`SceneError::Limit`].
@@ -290,15 +318,10 @@ impl SceneBuilder {
         if let Some(i) = tris.iter().position(|t| !t.is_valid()) {
             return Err(invalid(id, format!("triangle {i} has a non-finite vertex")));
         }
-        let mut degenerate = 0;
-        for (p, t) in tris.iter().enumerate() {
-            if t.is_degenerate() {
-                degenerate += 1;
-            } else {
-                self.tris.push(*t);
-                self.tri_ids.push([id, p as u32]);
-            }
-        }
+        let degenerate = tris.iter().filter(|t| t.is_degenerate()).count() as u32;
+        self.tris.extend_from_slice(tris);
+        // `next_id` checked that every index fits a u32.
+        self.tri_ids.extend((0..tris.len()).map(|p| [id, p as u32]));
         self.geoms.push(GeomInfo { kind: GeomKind::Mesh, prims: tris.len() as u32, degenerate });
         Ok(id)
     }
@@ -351,8 +374,14 @@ impl SceneBuilder {
         let start = Instant::now();
         let o = self.options;
         let limit = |what| move |source| SceneError::Limit { what, source };
+        let (tri_list, tri_ids) = match self.triangle_test {
+            TriangleTest::Watertight => (self.tris, self.tri_ids),
+            TriangleTest::MollerTrumbore => {
+                self.tris.into_iter().zip(self.tri_ids).filter(|(t, _)| !t.is_degenerate()).unzip()
+            }
+        };
         let (tris, (spheres, boxes)) = rayon::join(
-            || KindBvh::build(self.tris, self.tri_ids, &o).map_err(limit("triangles")),
+            || KindBvh::build(tri_list, tri_ids, &o).map_err(limit("triangles")),
             || {
                 rayon::join(
                     || KindBvh::build(self.spheres, self.sphere_ids, &o).map_err(limit("spheres")),
@@ -372,6 +401,7 @@ impl SceneBuilder {
             bounds,
             build_time: start.elapsed(),
             backend: Backend::Auto,
+            triangle_test: self.triangle_test,
         })
     }
 }
@@ -388,6 +418,7 @@ pub struct Scene {
     bounds: Aabb,
     build_time: Duration,
     backend: Backend,
+    triangle_test: TriangleTest,
 }
 
 /// Size and shape facts of a built scene.
@@ -395,7 +426,8 @@ pub struct Scene {
 pub struct SceneStats {
     /// Geometries.
     pub geoms: usize,
-    /// Triangles in the BVH.
+    /// Triangles in the BVH (with [`TriangleTest::MollerTrumbore`], degenerate ones are
+    /// left out).
     pub triangles: usize,
     /// Spheres.
     pub spheres: usize,
@@ -403,7 +435,8 @@ pub struct SceneStats {
     pub boxes: usize,
     /// Planes.
     pub planes: usize,
-    /// Degenerate triangles left out.
+    /// Degenerate triangles ([`Triangle::is_degenerate`]), kept in the BVH or not as
+    /// [`TriangleTest`] says.
     pub degenerate: usize,
     /// Binary BVH nodes over all kinds.
     pub nodes2: usize,
@@ -440,6 +473,10 @@ impl Scene {
     /// Sets the default backend.
     pub fn set_backend(&mut self, b: Backend) {
         self.backend = b;
+    }
+    /// The ray–triangle test of this scene's queries.
+    pub fn triangle_test(&self) -> TriangleTest {
+        self.triangle_test
     }
     /// Checks every BVH (parents contain children, every primitive reachable exactly once,
     /// depth fits the stack).

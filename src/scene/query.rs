@@ -5,12 +5,13 @@
 //! Queries do not allocate: traversal stacks live on the call stack (single rays) or in a
 //! caller-owned [`PacketScratch`], batch scratch is per rayon task.
 
-use super::kind::{KindBvh, Traceable};
-use super::{Backend, Scene};
+use super::kind::{KindBvh, LeafPacket, LeafRay, Traceable};
+use super::{Backend, Scene, TriangleTest};
 use crate::bvh::traverse::{self, AnyHit, Closest, LeafAction, Mode, PacketLeafAction, TraversalRay, TraversalStack};
 use crate::bvh::{Node4, Node8, WideBvh, WideNode};
 use crate::hit::{Hit, HitKind, HitPacket, HitSoa};
 use crate::kernel::ray_plane;
+use crate::kernel::watertight::{ShearedLanes, ShearedRay};
 use crate::lanes::{F32x4, F32x8, Lanes, Mask};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket, RaySoa};
@@ -53,17 +54,16 @@ impl<'a> Best<'a> {
     }
 }
 
-/// A ray prepared for wide traversal: the slab-test setup and the broadcast ray for the
-/// leaf kernels.
-struct Prepared<L: Lanes> {
-    ray: TraversalRay<L>,
-    packet: RayPacket<L>,
+/// A ray prepared for wide traversal: the slab-test setup and the ray for the leaf kernels.
+pub(super) struct Prepared<L: Lanes> {
+    pub(super) ray: TraversalRay<L>,
+    pub(super) leaf: LeafRay<L>,
 }
 
 impl<L: Lanes> Prepared<L> {
-    /// Prepares a valid ray (callers check [`Ray::is_valid`] first).
-    fn new(ray: &Ray) -> Self {
-        Self { ray: TraversalRay::new(ray), packet: RayPacket::splat(ray) }
+    /// Prepares a ray; `None` if it is invalid.
+    pub(super) fn new(ray: &Ray, test: TriangleTest) -> Option<Self> {
+        Some(Self { ray: TraversalRay::new(ray), leaf: LeafRay::new(ray, test)? })
     }
 }
 
@@ -71,7 +71,7 @@ impl<L: Lanes> Prepared<L> {
 /// at a time, offering hits to `best`.
 struct WideLeaf<'a, 'b, L: Lanes, P: Traceable, M: Mode> {
     kb: &'a KindBvh<P>,
-    pre: &'b Prepared<L>,
+    pre: &'b LeafRay<L>,
     best: &'b mut Best<'a>,
     _mode: core::marker::PhantomData<M>,
 }
@@ -83,32 +83,26 @@ impl<L: Lanes, P: Traceable, M: Mode> LeafAction for WideLeaf<'_, '_, L, P, M> {
     }
     #[inline(always)]
     fn leaf(&mut self, first: u32, count: u32) -> bool {
-        let kb = self.kb;
-        leaf_lanes::<L, P, M>(kb, first, count, self.pre, self.best, |i| kb.prims.lanes::<L>(i)) && M::ANY
+        leaf_lanes::<L, P, M>(self.kb, first, count, self.pre, self.best) && M::ANY
     }
 }
 
-/// Tests primitives `first..first + count` `N` at a time, loading lanes with `load(i)`;
-/// returns whether anything was hit (with [`AnyHit`], stops at the first).
+/// Tests primitives `first..first + count` `N` at a time; returns whether anything was hit
+/// (with [`AnyHit`], stops at the first).
 #[inline(always)]
 fn leaf_lanes<'a, L: Lanes, P: Traceable, M: Mode>(
     kb: &'a KindBvh<P>,
     first: u32,
     count: u32,
-    pre: &Prepared<L>,
+    pre: &LeafRay<L>,
     best: &mut Best<'a>,
-    load: impl Fn(usize) -> P::Lanes<L>,
 ) -> bool {
     let (mut i, end) = (first as usize, first as usize + count as usize);
     let mut any = false;
     while i < end {
-        let mut p = pre.packet;
-        p.t_max = L::splat(best.t);
         let rem = end - i;
-        if rem < L::N {
-            p.restrict(L::Mask::from_bitmask((1u32 << rem) - 1));
-        }
-        let (m, t, u, v) = P::hit_lanes(&p, &load(i));
+        let active = if rem < L::N { L::Mask::from_bitmask((1u32 << rem) - 1) } else { L::Mask::splat(true) };
+        let (m, t, u, v) = P::hit_one(pre, best.t, &kb.prims, i, active);
         let mut bits = m.bitmask();
         any |= bits != 0;
         if M::ANY && bits != 0 {
@@ -130,7 +124,7 @@ fn leaf_lanes<'a, L: Lanes, P: Traceable, M: Mode>(
 /// at a time.
 struct ScalarLeaf<'a, 'b, P: Traceable, M: Mode> {
     kb: &'a KindBvh<P>,
-    ray: &'b Ray,
+    ray: &'b ScalarRay,
     best: &'b mut Best<'a>,
     _mode: core::marker::PhantomData<M>,
 }
@@ -141,8 +135,8 @@ impl<P: Traceable, M: Mode> LeafAction for ScalarLeaf<'_, '_, P, M> {
     }
     fn leaf(&mut self, first: u32, count: u32) -> bool {
         for k in first as usize..first as usize + count as usize {
-            let r = Ray { t_max: self.best.t, ..*self.ray };
-            if let Some((t, u, v)) = self.kb.prims.get(k).hit_scalar(&r) {
+            let r = Ray { t_max: self.best.t, ..self.ray.ray };
+            if let Some((t, u, v)) = self.kb.prims.get(k).hit_scalar(&r, &self.ray.sheared, self.ray.test) {
                 self.best.offer(t, u, v, P::KIND, k as u32, &self.kb.ids);
                 if M::ANY {
                     return true;
@@ -153,11 +147,25 @@ impl<P: Traceable, M: Mode> LeafAction for ScalarLeaf<'_, '_, P, M> {
     }
 }
 
+/// A valid ray prepared for the scalar kernels.
+pub(super) struct ScalarRay {
+    pub(super) ray: Ray,
+    pub(super) sheared: ShearedRay,
+    pub(super) test: TriangleTest,
+}
+
+impl ScalarRay {
+    /// Prepares a ray; `None` if it is invalid.
+    pub(super) fn new(ray: &Ray, test: TriangleTest) -> Option<Self> {
+        Some(Self { ray: *ray, sheared: ShearedRay::new(ray)?, test })
+    }
+}
+
 /// Closest or any hit of one ray in one kind's binary tree with the scalar kernels.
-fn trace_scalar<'a, P: Traceable, M: Mode>(kb: &'a KindBvh<P>, ray: &Ray, best: &mut Best<'a>) -> bool {
+fn trace_scalar<'a, P: Traceable, M: Mode>(kb: &'a KindBvh<P>, ray: &ScalarRay, best: &mut Best<'a>) -> bool {
     let mut stack = TraversalStack::new();
     let mut action = ScalarLeaf::<P, M> { kb, ray, best, _mode: core::marker::PhantomData };
-    traverse::ray_binary::<M>(&kb.bvh2, ray, &mut action, &mut stack);
+    traverse::ray_binary::<M>(&kb.bvh2, &ray.ray, &mut action, &mut stack);
     action.best.found()
 }
 
@@ -171,7 +179,7 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
     best: &mut Best<'a>,
     stack: &mut TraversalStack,
 ) -> bool {
-    let mut action = WideLeaf::<L, P, M> { kb, pre, best, _mode: core::marker::PhantomData };
+    let mut action = WideLeaf::<L, P, M> { kb, pre: &pre.leaf, best, _mode: core::marker::PhantomData };
     traverse::ray_wide::<M, L, N>(bvh, &pre.ray, &mut action, stack)
 }
 
@@ -209,25 +217,21 @@ impl Scene {
     }
 
     fn finish(&self, ray: &Ray, b: &Best) -> Option<Hit> {
-        if !b.found() {
-            return None;
-        }
-        let p = ray.at(b.t);
-        let i = b.index as usize;
-        let normal = match b.kind {
-            0 => self.tris.prims.get(i).normal_at(p, b.u, b.v),
-            1 => self.spheres.prims.get(i).normal_at(p, b.u, b.v),
-            2 => self.boxes.prims.get(i).normal_at(p, b.u, b.v),
-            _ => self.planes.get(i).normal.normalize_or_zero(),
+        b.found().then(|| self.hit_record(ray, b.t, b.u, b.v, b.kind, b.index))
+    }
+
+    /// The hit record of primitive `index` of kind `kind` (leaf order; planes: plane index)
+    /// at `t`, with its normal and ids.
+    pub(super) fn hit_record(&self, ray: &Ray, t: f32, u: f32, v: f32, kind: u8, index: u32) -> Hit {
+        let p = ray.at(t);
+        let i = index as usize;
+        let (normal, [geom, prim], kind) = match kind {
+            0 => (self.tris.prims.get(i).normal_at(p, u, v), self.tris.ids[i], HitKind::Triangle),
+            1 => (self.spheres.prims.get(i).normal_at(p, u, v), self.spheres.ids[i], HitKind::Sphere),
+            2 => (self.boxes.prims.get(i).normal_at(p, u, v), self.boxes.ids[i], HitKind::Box),
+            _ => (self.planes.get(i).normal.normalize_or_zero(), self.plane_ids[i], HitKind::Plane),
         };
-        let [geom, prim] = b.ids();
-        let kind = match b.kind {
-            0 => HitKind::Triangle,
-            1 => HitKind::Sphere,
-            2 => HitKind::Box,
-            _ => HitKind::Plane,
-        };
-        Some(Hit { t: b.t, geom, prim, u: b.u, v: b.v, normal, kind })
+        Hit { t, geom, prim, u, v, normal, kind }
     }
 
     #[inline(always)]
@@ -246,10 +250,11 @@ impl Scene {
         let stop = |found: bool| M::ANY && found;
         match backend.resolve() {
             Backend::Scalar => {
-                if !stop(trace_scalar::<_, M>(&self.tris, ray, &mut best))
-                    && !stop(trace_scalar::<_, M>(&self.spheres, ray, &mut best))
+                let Some(r) = ScalarRay::new(ray, self.triangle_test) else { return best };
+                if !stop(trace_scalar::<_, M>(&self.tris, &r, &mut best))
+                    && !stop(trace_scalar::<_, M>(&self.spheres, &r, &mut best))
                 {
-                    trace_scalar::<_, M>(&self.boxes, ray, &mut best);
+                    trace_scalar::<_, M>(&self.boxes, &r, &mut best);
                 }
             }
             Backend::X4 => self.trace_kinds::<F32x4, Node4, M>(ray, &mut best),
@@ -268,7 +273,7 @@ impl Scene {
         KindBvh<Sphere>: WideTrees<N>,
         KindBvh<Aabb>: WideTrees<N>,
     {
-        let pre = Prepared::<L>::new(ray);
+        let Some(pre) = Prepared::<L>::new(ray, self.triangle_test) else { return };
         let mut stack = TraversalStack::new();
         if trace_wide::<L, N, _, M>(&self.tris, self.tris.tree(), &pre, best, &mut stack) {
             return;
@@ -341,17 +346,17 @@ impl Scene {
         if !ray.is_valid() {
             return None;
         }
-        fn all_scalar<'a, P: Traceable>(kb: &'a KindBvh<P>, ray: &Ray, best: &mut Best<'a>) {
+        fn all_scalar<'a, P: Traceable>(kb: &'a KindBvh<P>, ray: &ScalarRay, best: &mut Best<'a>) {
             for k in 0..kb.len() {
-                if let Some((t, u, v)) = kb.prims.get(k).hit_scalar(ray) {
+                if let Some((t, u, v)) = kb.prims.get(k).hit_scalar(&ray.ray, &ray.sheared, ray.test) {
                     best.offer(t, u, v, P::KIND, k as u32, &kb.ids);
                 }
             }
         }
         fn all_lanes<'a, L: Lanes>(s: &'a Scene, ray: &Ray, best: &mut Best<'a>) {
-            let pre = Prepared::<L>::new(ray);
-            fn all<'a, L: Lanes, P: Traceable>(kb: &'a KindBvh<P>, pre: &Prepared<L>, best: &mut Best<'a>) {
-                leaf_lanes::<L, P, Closest>(kb, 0, kb.len() as u32, pre, best, |i| kb.prims.lanes::<L>(i));
+            let Some(pre) = LeafRay::<L>::new(ray, s.triangle_test) else { return };
+            fn all<'a, L: Lanes, P: Traceable>(kb: &'a KindBvh<P>, pre: &LeafRay<L>, best: &mut Best<'a>) {
+                leaf_lanes::<L, P, Closest>(kb, 0, kb.len() as u32, pre, best);
             }
             all(&s.tris, &pre, best);
             all(&s.spheres, &pre, best);
@@ -359,9 +364,11 @@ impl Scene {
         }
         match backend.resolve() {
             Backend::Scalar => {
-                all_scalar(&self.tris, ray, &mut best);
-                all_scalar(&self.spheres, ray, &mut best);
-                all_scalar(&self.boxes, ray, &mut best);
+                if let Some(r) = ScalarRay::new(ray, self.triangle_test) {
+                    all_scalar(&self.tris, &r, &mut best);
+                    all_scalar(&self.spheres, &r, &mut best);
+                    all_scalar(&self.boxes, &r, &mut best);
+                }
             }
             Backend::X4 => all_lanes::<F32x4>(self, ray, &mut best),
             _ => all_lanes::<F32x8>(self, ray, &mut best),
@@ -513,9 +520,10 @@ impl Scene {
         KindBvh<Sphere>: WideTrees<N>,
         KindBvh<Aabb>: WideTrees<N>,
     {
-        packet_trace::<L, N, _, M>(&self.tris, rays, best, scratch);
-        packet_trace::<L, N, _, M>(&self.spheres, rays, best, scratch);
-        packet_trace::<L, N, _, M>(&self.boxes, rays, best, scratch);
+        let test = self.triangle_test;
+        packet_trace::<L, N, _, M>(&self.tris, rays, test, best, scratch);
+        packet_trace::<L, N, _, M>(&self.spheres, rays, test, best, scratch);
+        packet_trace::<L, N, _, M>(&self.boxes, rays, test, best, scratch);
         self.planes_packet(rays, best);
     }
 
@@ -535,9 +543,9 @@ impl Scene {
         let mut rest = *rays;
         for kind in 0..3 {
             let d = match kind {
-                0 => packet_trace::<L, N, _, AnyHit>(&self.tris, &rest, best, scratch),
-                1 => packet_trace::<L, N, _, AnyHit>(&self.spheres, &rest, best, scratch),
-                _ => packet_trace::<L, N, _, AnyHit>(&self.boxes, &rest, best, scratch),
+                0 => packet_trace::<L, N, _, AnyHit>(&self.tris, &rest, self.triangle_test, best, scratch),
+                1 => packet_trace::<L, N, _, AnyHit>(&self.spheres, &rest, self.triangle_test, best, scratch),
+                _ => packet_trace::<L, N, _, AnyHit>(&self.boxes, &rest, self.triangle_test, best, scratch),
             };
             done |= d;
             rest.restrict(L::Mask::from_bitmask(!done));
@@ -635,7 +643,7 @@ impl Scene {
 }
 
 /// Access to one width's tree of a [`KindBvh`], whatever its primitive kind.
-trait WideTrees<N: WideNode> {
+pub(super) trait WideTrees<N: WideNode> {
     fn tree(&self) -> &WideBvh<N>;
 }
 impl<P: Traceable> WideTrees<crate::bvh::Node4> for KindBvh<P> {
@@ -652,8 +660,8 @@ impl<P: Traceable> WideTrees<crate::bvh::Node8> for KindBvh<P> {
 /// Parameter margin excluded at both ends of a line-of-sight segment.
 pub const LOS_EPS: f32 = 1e-5;
 
-const PLANE_KIND: u8 = 3;
-const BATCH_CHUNK: usize = 256;
+pub(super) const PLANE_KIND: u8 = 3;
+pub(super) const BATCH_CHUNK: usize = 256;
 
 /// Caller-owned scratch for packet queries (the traversal stack, 8 KB on the heap). Keep one
 /// per thread and reuse it.
@@ -673,7 +681,7 @@ impl Clone for PacketScratch {
 /// against the lanes that entered the leaf, the lanes' best `t` kept in a register.
 struct PacketLeaf<'a, 'b, L: Lanes, P: Traceable, M: Mode> {
     kb: &'a KindBvh<P>,
-    rays: &'b RayPacket<L>,
+    rays: &'b LeafPacket<L>,
     best: &'b mut [Best<'a>; 8],
     /// The lanes' best t: reloading it from an array written lane by lane would stall on
     /// store-to-load forwarding after every hit.
@@ -691,9 +699,9 @@ impl<L: Lanes, P: Traceable, M: Mode> PacketLeafAction<L> for PacketLeaf<'_, '_,
         let mut done = 0u32;
         for k in first as usize..first as usize + count as usize {
             let mut p = *self.rays;
-            p.restrict(active & L::Mask::from_bitmask(!done));
-            p.t_max = self.t_best;
-            let (hm, t, u, v) = P::hit_lanes(&p, &self.kb.prims.splat_at::<L>(k));
+            p.rays.rays.restrict(active & L::Mask::from_bitmask(!done));
+            p.rays.rays.t_max = self.t_best;
+            let (hm, t, u, v) = P::hit_packet(&p, &self.kb.prims.splat_at::<L>(k));
             let mut bits = hm.bitmask();
             // A hit is at most the lane's best t; on a tie the t is the same whichever
             // primitive the tie rule keeps.
@@ -716,17 +724,20 @@ impl<L: Lanes, P: Traceable, M: Mode> PacketLeafAction<L> for PacketLeaf<'_, '_,
 fn packet_trace<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
     kb: &'a KindBvh<P>,
     rays: &RayPacket<L>,
+    test: TriangleTest,
     best: &mut [Best<'a>; 8],
     scratch: &mut PacketScratch,
 ) -> u32
 where
     KindBvh<P>: WideTrees<N>,
 {
+    let leaf = LeafPacket { rays: ShearedLanes::new(rays), test };
     let mut init = [f32::INFINITY; 8];
     for (t, b) in init.iter_mut().zip(best.iter()).take(L::N) {
         *t = b.t;
     }
-    let mut action = PacketLeaf::<L, P, M> { kb, rays, best, t_best: L::load(&init), _mode: core::marker::PhantomData };
+    let mut action =
+        PacketLeaf::<L, P, M> { kb, rays: &leaf, best, t_best: L::load(&init), _mode: core::marker::PhantomData };
     let done = traverse::packet_wide(kb.tree(), rays, &mut action, &mut scratch.stack);
     done.bitmask()
 }

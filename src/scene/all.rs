@@ -1,0 +1,351 @@
+//! Queries that look at every hit along a ray instead of the nearest: all hits
+//! ([`Scene::intersect_all`], batched as flat lists like Open3D's `list_intersections`),
+//! crossing counts ([`Scene::count_intersections`]) and inside tests by crossing parity
+//! ([`Scene::contains`]). Each is a traversal that never shrinks the ray's interval and
+//! never stops early, with the same leaf kernels as the nearest-hit queries.
+//!
+//! **What counts as a hit.** Every triangle the ray crosses in `[t_min, t_max]` (with the
+//! watertight default, a crossing through a shared edge or vertex of a closed, consistently
+//! oriented mesh is reported by exactly one triangle; a ray that only grazes a silhouette
+//! edge or vertex reports 0 or 2 hits there); each plane the ray meets; and each sphere or
+//! box the ray meets, once, at the point [`Scene::intersect`] would report (spheres and
+//! boxes are solids: a ray starting inside one hits it at `t_min`).
+//!
+//! **Inside.** [`Scene::contains`] says whether a point is inside a sphere or box of the
+//! scene, or inside its triangle meshes by crossing parity: the number of triangle crossings
+//! of a fixed ray from the point ([`CONTAINS_DIR`]) is odd. For closed, consistently
+//! oriented meshes (every edge shared by exactly two triangles, traversed in opposite
+//! directions) this is the exact inside/outside answer for the mesh as f32 stores it. For an
+//! open mesh the answer is that of the ray in [`CONTAINS_DIR`]: well defined and
+//! deterministic, but not an "inside" in any geometric sense. Points exactly on a surface
+//! may come out either way. Planes enclose nothing.
+
+use super::kind::{KindBvh, LeafRay, Traceable};
+use super::query::{BATCH_CHUNK, Prepared, ScalarRay, WideTrees};
+use super::{Backend, Scene};
+use crate::bvh::traverse::{self, Closest, LeafAction, TraversalStack};
+use crate::bvh::{Node4, Node8, WideNode};
+use crate::hit::{Hit, HitSoa};
+use crate::kernel::ray_plane;
+use crate::lanes::{F32x4, F32x8, Lanes, Mask};
+use crate::prim::{Aabb, Sphere, Triangle};
+use crate::ray::{Ray, RaySoa};
+use glam::Vec3;
+use rayon::prelude::*;
+
+/// The direction of [`Scene::contains`]'s parity ray: fixed, and off every axis and
+/// diagonal so that it is rarely parallel to a modelled face.
+pub const CONTAINS_DIR: Vec3 = Vec3::new(0.431_615, 0.660_287, 0.614_583);
+
+/// The hits of many rays as flat arrays: the hits of ray `i` are
+/// `hits[ray_splits[i]..ray_splits[i + 1]]`, sorted by `t` (ties by `(geom, prim)`). The
+/// shape of Open3D's `list_intersections` (`ray_splits`, `ray_ids`, `t_hit`, ids, uvs).
+#[derive(Clone, Debug, Default)]
+pub struct HitLists {
+    /// `rays + 1` offsets into `hits`, starting at 0.
+    pub ray_splits: Vec<u64>,
+    /// The ray of each hit (its index in the input).
+    pub ray_ids: Vec<u64>,
+    /// Every hit, ray after ray.
+    pub hits: HitSoa,
+}
+
+impl HitLists {
+    /// Number of rays.
+    pub fn rays(&self) -> usize {
+        self.ray_splits.len().saturating_sub(1)
+    }
+    /// The hits of ray `i`, in order.
+    ///
+    /// # Panics
+    /// If `i >= rays()`.
+    pub fn of(&self, i: usize) -> Vec<Hit> {
+        let (a, b) = (self.ray_splits[i] as usize, self.ray_splits[i + 1] as usize);
+        (a..b).map(|k| self.hits.get(k)).collect()
+    }
+}
+
+/// Where a leaf puts the hits it finds: `(t, u, v, kind, index)`.
+trait Sink {
+    fn push(&mut self, t: f32, u: f32, v: f32, kind: u8, index: u32);
+}
+
+/// Collects hits.
+impl Sink for Vec<(f32, f32, f32, u8, u32)> {
+    #[inline(always)]
+    fn push(&mut self, t: f32, u: f32, v: f32, kind: u8, index: u32) {
+        Vec::push(self, (t, u, v, kind, index));
+    }
+}
+
+/// Counts hits.
+impl Sink for u32 {
+    #[inline(always)]
+    fn push(&mut self, _: f32, _: f32, _: f32, _: u8, _: u32) {
+        *self += 1;
+    }
+}
+
+/// Every hit in one leaf, `N` primitives at a time; the interval never shrinks.
+struct WideAll<'a, L: Lanes, P: Traceable, S: Sink> {
+    kb: &'a KindBvh<P>,
+    ray: &'a LeafRay<L>,
+    t_max: f32,
+    sink: &'a mut S,
+}
+
+impl<L: Lanes, P: Traceable, S: Sink> LeafAction for WideAll<'_, L, P, S> {
+    #[inline(always)]
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+    #[inline(always)]
+    fn leaf(&mut self, first: u32, count: u32) -> bool {
+        let (mut i, end) = (first as usize, first as usize + count as usize);
+        while i < end {
+            let rem = end - i;
+            let active = if rem < L::N { L::Mask::from_bitmask((1u32 << rem) - 1) } else { L::Mask::splat(true) };
+            let (m, t, u, v) = P::hit_one(self.ray, self.t_max, &self.kb.prims, i, active);
+            let mut bits = m.bitmask();
+            while bits != 0 {
+                let k = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.sink.push(t.lane(k), u.lane(k), v.lane(k), P::KIND, (i + k) as u32);
+            }
+            i += L::N;
+        }
+        false
+    }
+}
+
+/// Every hit in one leaf with the scalar kernels.
+struct ScalarAll<'a, P: Traceable, S: Sink> {
+    kb: &'a KindBvh<P>,
+    ray: &'a ScalarRay,
+    sink: &'a mut S,
+}
+
+impl<P: Traceable, S: Sink> LeafAction for ScalarAll<'_, P, S> {
+    fn t_max(&self) -> f32 {
+        self.ray.ray.t_max
+    }
+    fn leaf(&mut self, first: u32, count: u32) -> bool {
+        for k in first as usize..first as usize + count as usize {
+            if let Some((t, u, v)) = self.kb.prims.get(k).hit_scalar(&self.ray.ray, &self.ray.sheared, self.ray.test) {
+                self.sink.push(t, u, v, P::KIND, k as u32);
+            }
+        }
+        false
+    }
+}
+
+/// Which kinds a walk visits.
+#[derive(Clone, Copy)]
+struct Kinds {
+    triangles: bool,
+    solids: bool,
+    planes: bool,
+}
+
+const ALL_KINDS: Kinds = Kinds { triangles: true, solids: true, planes: true };
+
+impl Scene {
+    /// Feeds every hit of a valid `ray` in the chosen kinds to `sink`, in no particular
+    /// order.
+    fn walk_all<S: Sink>(&self, ray: &Ray, backend: Backend, kinds: Kinds, sink: &mut S) {
+        match backend.resolve() {
+            Backend::Scalar => {
+                let Some(r) = ScalarRay::new(ray, self.triangle_test) else { return };
+                let mut stack = TraversalStack::new();
+                fn one<P: Traceable, S: Sink>(
+                    kb: &KindBvh<P>,
+                    r: &ScalarRay,
+                    sink: &mut S,
+                    stack: &mut TraversalStack,
+                ) {
+                    let mut action = ScalarAll { kb, ray: r, sink };
+                    traverse::ray_binary::<Closest>(&kb.bvh2, &r.ray, &mut action, stack);
+                }
+                if kinds.triangles {
+                    one(&self.tris, &r, sink, &mut stack);
+                }
+                if kinds.solids {
+                    one(&self.spheres, &r, sink, &mut stack);
+                    one(&self.boxes, &r, sink, &mut stack);
+                }
+            }
+            Backend::X4 => self.walk_wide::<F32x4, Node4, S>(ray, kinds, sink),
+            _ => self.walk_wide::<F32x8, Node8, S>(ray, kinds, sink),
+        }
+        if kinds.planes {
+            for i in 0..self.planes.len() {
+                if let Some(t) = ray_plane::intersect_scalar(ray, &self.planes.get(i)) {
+                    sink.push(t, 0.0, 0.0, super::query::PLANE_KIND, i as u32);
+                }
+            }
+        }
+    }
+
+    fn walk_wide<L: Lanes, N: WideNode, S: Sink>(&self, ray: &Ray, kinds: Kinds, sink: &mut S)
+    where
+        KindBvh<Triangle>: WideTrees<N>,
+        KindBvh<Sphere>: WideTrees<N>,
+        KindBvh<Aabb>: WideTrees<N>,
+    {
+        let Some(pre) = Prepared::<L>::new(ray, self.triangle_test) else { return };
+        let mut stack = TraversalStack::new();
+        fn one<L: Lanes, N: WideNode, P: Traceable, S: Sink>(
+            kb: &KindBvh<P>,
+            pre: &Prepared<L>,
+            t_max: f32,
+            sink: &mut S,
+            stack: &mut TraversalStack,
+        ) where
+            KindBvh<P>: WideTrees<N>,
+        {
+            let mut action = WideAll { kb, ray: &pre.leaf, t_max, sink };
+            traverse::ray_wide::<Closest, L, N>(kb.tree(), &pre.ray, &mut action, stack);
+        }
+        if kinds.triangles {
+            one::<L, N, _, S>(&self.tris, &pre, ray.t_max, sink, &mut stack);
+        }
+        if kinds.solids {
+            one::<L, N, _, S>(&self.spheres, &pre, ray.t_max, sink, &mut stack);
+            one::<L, N, _, S>(&self.boxes, &pre, ray.t_max, sink, &mut stack);
+        }
+    }
+
+    /// Every hit of `ray` in `[t_min, t_max]`, sorted by `t` (ties by `(geom, prim)`), with
+    /// the scene's default backend. See the module docs for what counts as a hit. Empty for
+    /// an invalid ray.
+    pub fn intersect_all(&self, ray: &Ray) -> Vec<Hit> {
+        self.intersect_all_with(ray, self.backend)
+    }
+
+    /// [`Scene::intersect_all`] with a given backend (every backend returns the same hits).
+    pub fn intersect_all_with(&self, ray: &Ray, backend: Backend) -> Vec<Hit> {
+        let mut raw = Vec::new();
+        self.walk_all(ray, backend, ALL_KINDS, &mut raw);
+        let mut hits: Vec<Hit> = raw.into_iter().map(|(t, u, v, k, i)| self.hit_record(ray, t, u, v, k, i)).collect();
+        hits.sort_unstable_by(|a, b| a.t.total_cmp(&b.t).then((a.geom, a.prim).cmp(&(b.geom, b.prim))));
+        hits
+    }
+
+    /// The hits of every ray of `rays` as flat lists, on all rayon threads, with the scene's
+    /// default backend.
+    pub fn intersect_all_batch(&self, rays: &RaySoa) -> HitLists {
+        self.intersect_all_batch_with(rays, self.backend)
+    }
+
+    /// [`Scene::intersect_all_batch`] with a given backend.
+    pub fn intersect_all_batch_with(&self, rays: &RaySoa, backend: Backend) -> HitLists {
+        let per_chunk: Vec<Vec<Vec<Hit>>> = (0..rays.len().div_ceil(BATCH_CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let end = ((c + 1) * BATCH_CHUNK).min(rays.len());
+                (c * BATCH_CHUNK..end).map(|i| self.intersect_all_with(&rays.ray(i), backend)).collect()
+            })
+            .collect();
+        let total: usize = per_chunk.iter().flatten().map(Vec::len).sum();
+        let mut out = HitLists {
+            ray_splits: Vec::with_capacity(rays.len() + 1),
+            ray_ids: Vec::with_capacity(total),
+            hits: HitSoa::with_len(total),
+        };
+        out.ray_splits.push(0);
+        let mut k = 0usize;
+        for (i, hits) in per_chunk.iter().flatten().enumerate() {
+            for h in hits {
+                out.hits.set(k, h);
+                out.ray_ids.push(i as u64);
+                k += 1;
+            }
+            out.ray_splits.push(k as u64);
+        }
+        out
+    }
+
+    /// The number of hits of `ray` in `[t_min, t_max]` ([`Scene::intersect_all`]'s length,
+    /// without allocating), with the scene's default backend. 0 for an invalid ray.
+    pub fn count_intersections(&self, ray: &Ray) -> u32 {
+        self.count_intersections_with(ray, self.backend)
+    }
+
+    /// [`Scene::count_intersections`] with a given backend.
+    pub fn count_intersections_with(&self, ray: &Ray, backend: Backend) -> u32 {
+        let mut n = 0u32;
+        self.walk_all(ray, backend, ALL_KINDS, &mut n);
+        n
+    }
+
+    /// [`Scene::count_intersections`] of every ray into `out`, on all rayon threads.
+    ///
+    /// # Panics
+    /// If `out.len() != rays.len()`.
+    pub fn count_intersections_batch(&self, rays: &RaySoa, out: &mut [u32]) {
+        self.count_intersections_batch_with(rays, out, self.backend)
+    }
+
+    /// [`Scene::count_intersections_batch`] with a given backend.
+    ///
+    /// # Panics
+    /// If `out.len() != rays.len()`.
+    pub fn count_intersections_batch_with(&self, rays: &RaySoa, out: &mut [u32], backend: Backend) {
+        assert_eq!(out.len(), rays.len(), "count_intersections_batch: output length must equal the ray count");
+        out.par_chunks_mut(BATCH_CHUNK).enumerate().for_each(|(c, chunk)| {
+            for (i, o) in chunk.iter_mut().enumerate() {
+                *o = self.count_intersections_with(&rays.ray(c * BATCH_CHUNK + i), backend);
+            }
+        });
+    }
+
+    /// Whether `p` is inside the scene's solids (see the module docs), with the scene's
+    /// default backend. `false` for a non-finite point.
+    pub fn contains(&self, p: Vec3) -> bool {
+        self.contains_with(p, self.backend)
+    }
+
+    /// [`Scene::contains`] with a given backend (every backend gives the same answer).
+    pub fn contains_with(&self, p: Vec3, backend: Backend) -> bool {
+        if !p.is_finite() {
+            return false;
+        }
+        // Inside a solid: a ray from p with the interval [0, 0] hits it.
+        if !self.spheres.is_empty() || !self.boxes.is_empty() {
+            let here = Ray { origin: p, dir: CONTAINS_DIR, t_min: 0.0, t_max: 0.0 };
+            let mut n = 0u32;
+            self.walk_all(&here, backend, Kinds { triangles: false, solids: true, planes: false }, &mut n);
+            if n > 0 {
+                return true;
+            }
+        }
+        if self.tris.is_empty() {
+            return false;
+        }
+        let ray = Ray { origin: p, dir: CONTAINS_DIR, t_min: 0.0, t_max: f32::INFINITY };
+        let mut n = 0u32;
+        self.walk_all(&ray, backend, Kinds { triangles: true, solids: false, planes: false }, &mut n);
+        n % 2 == 1
+    }
+
+    /// [`Scene::contains`] of every point into `out`, on all rayon threads.
+    ///
+    /// # Panics
+    /// If `out.len() != points.len()`.
+    pub fn contains_batch(&self, points: &[Vec3], out: &mut [bool]) {
+        self.contains_batch_with(points, out, self.backend)
+    }
+
+    /// [`Scene::contains_batch`] with a given backend.
+    ///
+    /// # Panics
+    /// If `out.len() != points.len()`.
+    pub fn contains_batch_with(&self, points: &[Vec3], out: &mut [bool], backend: Backend) {
+        assert_eq!(out.len(), points.len(), "contains_batch: output length must equal the point count");
+        out.par_chunks_mut(BATCH_CHUNK).zip(points.par_chunks(BATCH_CHUNK)).for_each(|(o, p)| {
+            for (o, p) in o.iter_mut().zip(p) {
+                *o = self.contains_with(*p, backend);
+            }
+        });
+    }
+}
