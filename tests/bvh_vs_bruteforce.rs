@@ -10,11 +10,13 @@
 //! * Packets == single rays; batches == single rays, identical for 1 and N threads.
 
 use glam::Vec3;
+use lanecast::kernel::{ray_aabb, ray_plane, ray_sphere, watertight};
 use lanecast::prim::{Aabb, Plane, Sphere, Triangle};
 use lanecast::rng::Rng;
-use lanecast::scene::{Backend, PacketScratch};
+use lanecast::scene::{Backend, CONTAINS_DIR, PacketScratch};
 use lanecast::{
-    F32x4, F32x8, Hit, HitPacket, HitSoa, Lanes, Mask, Ray, RayPacket, RaySoa, Scene, SceneBuilder, TriangleTest,
+    F32x4, F32x8, Hit, HitKind, HitPacket, HitSoa, Lanes, Mask, Ray, RayPacket, RaySoa, Scene, SceneBuilder,
+    TriangleTest,
 };
 
 const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
@@ -31,12 +33,23 @@ enum Style {
 
 struct Built {
     scene: Scene,
+    /// Every primitive added, with its `[geom, prim]` (for the all-hits brute force).
+    prims: Prims,
     /// Points worth aiming at: vertices, edge midpoints, centres.
     targets: Vec<Vec3>,
     bounds: Aabb,
 }
 
+#[derive(Default)]
+struct Prims {
+    tris: Vec<(Triangle, [u32; 2])>,
+    spheres: Vec<(Sphere, [u32; 2])>,
+    boxes: Vec<(Aabb, [u32; 2])>,
+    planes: Vec<(Plane, [u32; 2])>,
+}
+
 fn random_scene(seed: u64, n: usize, style: Style) -> Built {
+    let mut prims = Prims::default();
     let mut rng = Rng::new(seed);
     let (k, off) = match style {
         Style::Huge => (1e5, Vec3::splat(3e6)),
@@ -67,7 +80,8 @@ fn random_scene(seed: u64, n: usize, style: Style) -> Built {
                     .collect();
                 targets.extend(s.iter().map(|s| s.center));
                 targets.extend(s.iter().map(|s| s.center + Vec3::X * s.radius));
-                b.add_spheres(&s).unwrap();
+                let g = b.add_spheres(&s).unwrap();
+                prims.spheres.extend(s.iter().enumerate().map(|(i, s)| (*s, [g, i as u32])));
             }
             1 => {
                 let bx: Vec<Aabb> = (0..m)
@@ -81,7 +95,8 @@ fn random_scene(seed: u64, n: usize, style: Style) -> Built {
                     })
                     .collect();
                 targets.extend(bx.iter().flat_map(|b| [b.min, b.max, b.center(), b.corner(3)]));
-                b.add_boxes(&bx).unwrap();
+                let g = b.add_boxes(&bx).unwrap();
+                prims.boxes.extend(bx.iter().enumerate().map(|(i, x)| (*x, [g, i as u32])));
             }
             _ => {
                 let mut pos: Vec<[f32; 3]> = Vec::new();
@@ -109,19 +124,25 @@ fn random_scene(seed: u64, n: usize, style: Style) -> Built {
                     }
                     targets.extend([v[0], v[1], (v[0] + v[1]) * 0.5, (v[0] + v[1] + v[2]) / 3.0]);
                 }
-                b.add_mesh(&pos, &idx).unwrap();
+                let g = b.add_mesh(&pos, &idx).unwrap();
+                let v = |i: u32| Vec3::from(pos[i as usize]);
+                prims.tris.extend(
+                    idx.iter().enumerate().map(|(i, t)| (Triangle::new(v(t[0]), v(t[1]), v(t[2])), [g, i as u32])),
+                );
             }
         }
     }
     let planes = rng.below(3);
     for _ in 0..planes {
         let nrm = if rng.f32() < 0.5 { Vec3::Y } else { rng.unit_vec3() };
-        b.add_plane(Plane::new(nrm, rng.range(-12.0, -10.0) * k)).unwrap();
+        let p = Plane::new(nrm, rng.range(-12.0, -10.0) * k);
+        let g = b.add_plane(p).unwrap();
+        prims.planes.push((p, [g, 0]));
     }
     let scene = b.build().unwrap();
     scene.validate().expect("BVH valid after build");
     let bounds = Aabb::new(Vec3::splat(-12.0) * k + off, Vec3::splat(12.0) * k + off);
-    Built { scene, targets, bounds }
+    Built { scene, prims, targets, bounds }
 }
 
 fn random_ray(rng: &mut Rng, w: &Built) -> Ray {
@@ -194,6 +215,99 @@ fn check_scene(w: &Built, rays: &[Ray], tally: &mut Tally) {
                 _ => tally.flips += 1,
             }
         }
+    }
+}
+
+/// A hit as the all-hits comparison sees it: t, ids, u, v (bit patterns), kind.
+type Rec = (u32, [u32; 2], u32, u32, HitKind);
+
+/// Every hit of `ray` by brute force over every primitive added, with the scalar reference
+/// kernels (the watertight triangle test), sorted as `intersect_all` promises.
+fn all_hits_brute_force(w: &Built, ray: &Ray) -> Vec<Rec> {
+    let mut out: Vec<(f32, [u32; 2], f32, f32, HitKind)> = Vec::new();
+    for (t, ids) in &w.prims.tris {
+        if let Some(h) = watertight::intersect_scalar(ray, t) {
+            out.push((h.t, *ids, h.u, h.v, HitKind::Triangle));
+        }
+    }
+    for (sp, ids) in &w.prims.spheres {
+        if let Some(t) = ray_sphere::intersect_scalar(ray, sp) {
+            out.push((t, *ids, 0.0, 0.0, HitKind::Sphere));
+        }
+    }
+    for (bx, ids) in &w.prims.boxes {
+        if let Some((t, _)) = ray_aabb::intersect_scalar(ray, bx) {
+            out.push((t, *ids, 0.0, 0.0, HitKind::Box));
+        }
+    }
+    for (pl, ids) in &w.prims.planes {
+        if let Some(t) = ray_plane::intersect_scalar(ray, pl) {
+            out.push((t, *ids, 0.0, 0.0, HitKind::Plane));
+        }
+    }
+    out.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    out.into_iter().map(|(t, ids, u, v, k)| (t.to_bits(), ids, u.to_bits(), v.to_bits(), k)).collect()
+}
+
+/// Inside by brute force: in a sphere or box (its kernel hits at t = 0 on the interval
+/// [0, 0]), or an odd number of triangle crossings along `CONTAINS_DIR`.
+fn contains_brute_force(w: &Built, p: Vec3) -> bool {
+    if !p.is_finite() {
+        return false;
+    }
+    let here = Ray::with_interval(p, CONTAINS_DIR, 0.0, 0.0);
+    if w.prims.spheres.iter().any(|(s, _)| ray_sphere::intersect_scalar(&here, s).is_some())
+        || w.prims.boxes.iter().any(|(b, _)| ray_aabb::intersect_scalar(&here, b).is_some())
+    {
+        return true;
+    }
+    let ray = Ray::new(p, CONTAINS_DIR);
+    w.prims.tris.iter().filter(|(t, _)| watertight::intersect_scalar(&ray, t).is_some()).count() % 2 == 1
+}
+
+/// `intersect_all`, `count_intersections` and `contains` of every backend against brute
+/// force, exactly.
+fn check_all_hits(w: &Built, rays: &[Ray]) {
+    let s = &w.scene;
+    for ray in rays {
+        let want = all_hits_brute_force(w, ray);
+        for b in BACKENDS {
+            let got: Vec<Rec> = s
+                .intersect_all_with(ray, b)
+                .iter()
+                .map(|h| (h.t.to_bits(), [h.geom, h.prim], h.u.to_bits(), h.v.to_bits(), h.kind))
+                .collect();
+            assert_eq!(got, want, "{b:?}: intersect_all differs from brute force for {ray:?}");
+            assert_eq!(s.count_intersections_with(ray, b) as usize, want.len(), "{b:?}: count for {ray:?}");
+        }
+        for p in [ray.origin, ray.at(0.5)] {
+            let want = contains_brute_force(w, p);
+            for b in BACKENDS {
+                assert_eq!(s.contains_with(p, b), want, "{b:?}: contains({p})");
+            }
+        }
+    }
+    // The batch forms agree with the single-ray ones.
+    let soa = RaySoa::from_rays(rays);
+    let lists = s.intersect_all_batch(&soa);
+    assert_eq!(lists.rays(), rays.len());
+    let mut counts = vec![0u32; rays.len()];
+    s.count_intersections_batch(&soa, &mut counts);
+    for (i, ray) in rays.iter().enumerate() {
+        let one = s.intersect_all(ray);
+        assert_eq!(lists.of(i), one, "batch list of ray {i}");
+        assert!(
+            lists.ray_ids[lists.ray_splits[i] as usize..lists.ray_splits[i + 1] as usize]
+                .iter()
+                .all(|&r| r == i as u64)
+        );
+        assert_eq!(counts[i] as usize, one.len());
+    }
+    let points: Vec<Vec3> = rays.iter().map(|r| r.origin).collect();
+    let mut inside = vec![false; points.len()];
+    s.contains_batch(&points, &mut inside);
+    for (p, got) in points.iter().zip(&inside) {
+        assert_eq!(*got, s.contains(*p));
     }
 }
 
@@ -282,6 +396,7 @@ fn run_style(style: Style, sizes: &[usize], rays_per_scene: usize) -> Tally {
         let rays: Vec<Ray> = (0..rays_per_scene).map(|_| random_ray(&mut rng, &w)).collect();
         check_scene(&w, &rays, &mut tally);
         check_packets_and_batches(&w, &rays[..rays.len().min(96)]);
+        check_all_hits(&w, &rays[..rays.len().min(64)]);
     }
     eprintln!("{style:?}: {tally:?}");
     tally
@@ -394,7 +509,7 @@ fn bunny_mesh_against_brute_force() {
     let incoherent = lanecast::workload::incoherent(&scene.bounds(), n, 5);
     let rays: Vec<Ray> = (0..primary.len()).map(|i| primary.ray(i)).chain((0..n).map(|i| incoherent.ray(i))).collect();
     let bounds = scene.bounds();
-    let w = Built { scene, targets: Vec::new(), bounds };
+    let w = Built { scene, prims: Prims::default(), targets: Vec::new(), bounds };
     let mut tally = Tally::default();
     let rays: Vec<Ray> = if cfg!(debug_assertions) { rays.iter().step_by(10).copied().collect() } else { rays };
     check_scene(&w, &rays, &mut tally);
