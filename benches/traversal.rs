@@ -16,7 +16,9 @@
 //! * `scalar`, `x4`, `x8`: one ray at a time ([`Scene::intersect_with`] for `primary` and
 //!   `incoherent`, [`Scene::occluded_with`] for `los`) with that [`Backend`];
 //! * `packet8` (`primary` only): [`Scene::intersect_packet`] on 8-ray packets
-//!   ([`RaySoa::packet`] at `i = 0, 8, 16, …`).
+//!   ([`RaySoa::packet`] at `i = 0, 8, 16, …`);
+//! * `x8_mt`, `packet8_mt`: `x8` and `packet8` on the same mesh built with the
+//!   [`TriangleTest::MollerTrumbore`] opt-in (the others use the watertight default).
 //!
 //! **Every iteration casts the whole set** (2^20 rays; no slicing), on one thread (no rayon),
 //! and throughput is reported in rays (`Throughput::Elements`). Each ray's result is folded
@@ -45,7 +47,7 @@ use criterion::{Criterion, SamplingMode, Throughput};
 use lanecast::bvh::Quality;
 use lanecast::camera::Camera;
 use lanecast::scene::PacketScratch;
-use lanecast::{Backend, F32x8, HitPacket, Mask, RaySoa, Scene, SceneBuilder, workload};
+use lanecast::{Backend, F32x8, HitPacket, Mask, RaySoa, Scene, SceneBuilder, TriangleTest, workload};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -106,6 +108,8 @@ fn bench_scene(
     builder.add_mesh_file(&path).unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()));
     let scene = pool.install(|| builder.clone().build().unwrap());
     let stats = scene.stats();
+    // The same mesh with the Möller–Trumbore opt-in, for the x8_mt / packet8_mt rows.
+    let scene_mt = pool.install(|| builder.clone().triangle_test(TriangleTest::MollerTrumbore).build().unwrap());
 
     let n = (SIDE * SIDE) as usize;
     let sets: [(&'static str, RaySoa); 3] = [
@@ -138,9 +142,19 @@ fn bench_scene(
                 }
             });
         }
+        g.bench_function("x8_mt", |b| {
+            if *set == "los" {
+                timed(b, &gname, "x8_mt", || occluded(&scene_mt, rays, Backend::X8))
+            } else {
+                timed(b, &gname, "x8_mt", || closest_hits(&scene_mt, rays, Backend::X8))
+            }
+        });
         if *set == "primary" {
             let mut scratch = PacketScratch::default();
             g.bench_function("packet8", |b| timed(b, &gname, "packet8", || packet_hits(&scene, rays, &mut scratch)));
+            g.bench_function("packet8_mt", |b| {
+                timed(b, &gname, "packet8_mt", || packet_hits(&scene_mt, rays, &mut scratch))
+            });
         }
         g.finish();
     }
@@ -175,26 +189,30 @@ fn bench_scene(
 fn print_table(facts: &[SceneFacts]) {
     let mut out = String::new();
     out.push_str("## lanecast traversal (1 thread, Mrays/s, median of samples)\n\n");
-    out.push_str("| scene | set | hit rate | scalar | x4 | x8 | packet8 | x8 / scalar |\n");
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| scene | set | hit rate | scalar | x4 | x8 | packet8 | x8 / scalar | x8 MT | packet8 MT | x8 watertight / MT |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for f in facts {
         for (set, rate) in &f.hit_rates {
             let g = format!("traversal_{}_{set}", f.name);
             let n = (SIDE * SIDE) as f64;
             let mrays = |func: &str| median(&g, func).map(|s| n / s / 1e6);
             let cell = |func: &str| mrays(func).map_or("–".to_string(), |m| format!("{m:.2}"));
-            let ratio = match (mrays("x8"), mrays("scalar")) {
+            let ratio = |a: &str, b: &str| match (mrays(a), mrays(b)) {
                 (Some(a), Some(b)) => format!("{:.2}×", a / b),
                 _ => "–".to_string(),
             };
             out.push_str(&format!(
-                "| {} | {set} | {:.1} % | {} | {} | {} | {} | {ratio} |\n",
+                "| {} | {set} | {:.1} % | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 f.name,
                 100.0 * rate,
                 cell("scalar"),
                 cell("x4"),
                 cell("x8"),
                 cell("packet8"),
+                ratio("x8", "scalar"),
+                cell("x8_mt"),
+                cell("packet8_mt"),
+                ratio("x8", "x8_mt"),
             ));
         }
     }

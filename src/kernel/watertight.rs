@@ -62,6 +62,8 @@ pub struct ShearedRay {
     pub axes: [usize; 3],
     /// `(Sx, Sy, Sz)`.
     pub shear: Vec3,
+    /// The origin's coordinates in the order of `axes`: `(o[kx], o[ky], o[kz])`.
+    pub origin_in_axes: Vec3,
 }
 
 impl ShearedRay {
@@ -76,10 +78,12 @@ impl ShearedRay {
     /// The set-up for origin `o` and a finite, non-zero direction `d`.
     #[inline(always)]
     fn of(o: Vec3, d: Vec3) -> Self {
-        let a = d.abs();
-        let kz = if a.x >= a.y && a.x >= a.z {
+        // Arrays, not glam's `Index` (a `match` with a panic arm per access).
+        let (o, d) = (o.to_array(), d.to_array());
+        let a = [d[0].abs(), d[1].abs(), d[2].abs()];
+        let kz = if a[0] >= a[1] && a[0] >= a[2] {
             0
-        } else if a.y >= a.z {
+        } else if a[1] >= a[2] {
             1
         } else {
             2
@@ -89,13 +93,18 @@ impl ShearedRay {
             core::mem::swap(&mut kx, &mut ky);
         }
         let dz = d[kz];
-        Self { origin: o, axes: [kx, ky, kz], shear: Vec3::new(d[kx] / dz, d[ky] / dz, 1.0 / dz) }
+        Self {
+            origin: Vec3::from(o),
+            axes: [kx, ky, kz],
+            shear: Vec3::new(d[kx] / dz, d[ky] / dz, 1.0 / dz),
+            origin_in_axes: Vec3::new(o[kx], o[ky], o[kz]),
+        }
     }
 
     /// Vertex `v` in ray space: `(a[kx] − Sx·a[kz], a[ky] − Sy·a[kz], Sz·a[kz])`, `a = v − o`.
     #[inline(always)]
     pub fn vertex(&self, v: Vec3) -> [f32; 3] {
-        let a = v - self.origin;
+        let a = (v - self.origin).to_array();
         let [kx, ky, kz] = self.axes;
         let (s, az) = (self.shear, a[kz]);
         [a[kx] - s.x * az, a[ky] - s.y * az, s.z * az]
@@ -218,6 +227,9 @@ pub struct ShearedLanes<L: Lanes> {
     /// Per ray-space axis (x, y, z): masks "this axis is world x" and "… world y".
     is_x: [L::Mask; 3],
     is_y: [L::Mask; 3],
+    /// `[kx, ky, kz]` when every active lane has the same (a coherent packet): vertices are
+    /// then permuted by picking registers instead of blending.
+    axes: Option<[usize; 3]>,
     shear: Vec3x<L>,
 }
 
@@ -245,15 +257,40 @@ impl<L: Lanes> ShearedLanes<L> {
         let one = L::splat(1.0);
         // Inactive lanes may have dz = 0: their results are masked off.
         let shear = Vec3x::new(dx / dz, dy / dz, one / dz);
-        Self { rays: *rays, is_x: [x_is_x, y_is_x, z_is_x], is_y: [x_is_y, y_is_y, z_is_y], shear }
+        let (is_x, is_y) = ([x_is_x, y_is_x, z_is_x], [x_is_y, y_is_y, z_is_y]);
+        let act = rays.active().bitmask();
+        let mut axes = Some([0usize; 3]);
+        for k in 0..3 {
+            let (mx, my) = (is_x[k].bitmask() & act, is_y[k].bitmask() & act);
+            let axis = match (mx, my) {
+                (m, 0) if m == act => Some(0),
+                (0, m) if m == act => Some(1),
+                (0, 0) => Some(2),
+                _ => None,
+            };
+            if let (Some(a), Some(v)) = (axes.as_mut(), axis) {
+                a[k] = v;
+            } else {
+                axes = None;
+            }
+        }
+        Self { rays: *rays, is_x, is_y, axes, shear }
     }
 
     /// Vertices `v` in ray space, lane by lane (as [`ShearedRay::vertex`]).
     #[inline(always)]
     fn vertex(&self, v: &Vec3x<L>) -> Vec3x<L> {
         let a = *v - self.rays.origin;
-        let pick = |k: usize| L::select(self.is_x[k], a.x, L::select(self.is_y[k], a.y, a.z));
-        let (ax, ay, az) = (pick(0), pick(1), pick(2));
+        let (ax, ay, az) = match self.axes {
+            Some(k) => {
+                let c = [a.x, a.y, a.z];
+                (c[k[0]], c[k[1]], c[k[2]])
+            }
+            None => {
+                let pick = |k: usize| L::select(self.is_x[k], a.x, L::select(self.is_y[k], a.y, a.z));
+                (pick(0), pick(1), pick(2))
+            }
+        };
         Vec3x::new(ax - self.shear.x * az, ay - self.shear.y * az, self.shear.z * az)
     }
 }
@@ -278,9 +315,8 @@ pub fn intersect_lanes_one_ray<L: Lanes>(
     permuted: &TriangleLanes<L>,
     active: L::Mask,
 ) -> (L::Mask, L, L, L) {
-    let o = s.origin;
-    let [kx, ky, kz] = s.axes;
-    let (ox, oy, oz) = (L::splat(o[kx]), L::splat(o[ky]), L::splat(o[kz]));
+    let o = s.origin_in_axes;
+    let (ox, oy, oz) = (L::splat(o.x), L::splat(o.y), L::splat(o.z));
     let (sx, sy, sz) = (L::splat(s.shear.x), L::splat(s.shear.y), L::splat(s.shear.z));
     let to_ray = |v: &Vec3x<L>| {
         let (ax, ay, az) = (v.x - ox, v.y - oy, v.z - oz);
@@ -310,6 +346,10 @@ fn decide_lanes<L: Lanes>(
     let pos = ea.gt(zero) | eb.gt(zero) | ec.gt(zero);
     let on_edge = ea.eq(zero) | eb.eq(zero) | ec.eq(zero);
     let candidate = active & !(neg & pos);
+    if candidate.none() {
+        // Most leaf tests miss every lane: skip the division.
+        return (candidate, inf, zero, zero);
+    }
     let det = (ea + eb) + ec;
     let t_num = (ea * a.z + eb * b.z) + ec * c.z;
     let rcp = L::splat(1.0) / det;
@@ -317,27 +357,39 @@ fn decide_lanes<L: Lanes>(
     let mut hit = candidate & !on_edge & det.ne(zero) & det.is_finite() & t.ge(t_min) & t.le(t_max) & t.lt(inf);
     let (mut t, mut u, mut v) =
         (L::select(hit, t, inf), L::select(hit, eb * rcp, zero), L::select(hit, ec * rcp, zero));
-    let mut exact = (candidate & on_edge).bitmask();
+    let exact = (candidate & on_edge).bitmask();
     if exact != 0 {
-        // Rays through an edge's line: rare, so lane by lane through the scalar code.
-        let mut buf = [[0f32; 8]; 3];
-        t.store(&mut buf[0][..L::N]);
-        u.store(&mut buf[1][..L::N]);
-        v.store(&mut buf[2][..L::N]);
-        let mut bits = hit.bitmask();
-        while exact != 0 {
-            let i = exact.trailing_zeros() as usize;
-            exact &= exact - 1;
-            let lane = |p: &Vec3x<L>| [p.x.lane(i), p.y.lane(i), p.z.lane(i)];
-            if let Some(h) = decide_exact(lane(&a), lane(&b), lane(&c), t_min.lane(i), t_max.lane(i)) {
-                buf[0][i] = h.t;
-                buf[1][i] = h.u;
-                buf[2][i] = h.v;
-                bits |= 1 << i;
-            }
-        }
-        hit = L::Mask::from_bitmask(bits);
-        (t, u, v) = (L::load(&buf[0][..L::N]), L::load(&buf[1][..L::N]), L::load(&buf[2][..L::N]));
+        // Rays through an edge's line: rare, so out of line, lane by lane, in scalar code.
+        (hit, t, u, v) = fix_exact_lanes((a, b, c), (t_min, t_max), exact, (hit, t, u, v));
     }
     (hit, t, u, v)
+}
+
+/// The lanes in `exact` (a zero edge function) recomputed with the scalar exact path
+/// ([`decide_exact`]) and merged into `(hit, t, u, v)`.
+#[cold]
+#[inline(never)]
+fn fix_exact_lanes<L: Lanes>(
+    (a, b, c): (Vec3x<L>, Vec3x<L>, Vec3x<L>),
+    (t_min, t_max): (L, L),
+    mut exact: u32,
+    (hit, t, u, v): (L::Mask, L, L, L),
+) -> (L::Mask, L, L, L) {
+    let mut buf = [[0f32; 8]; 3];
+    t.store(&mut buf[0][..L::N]);
+    u.store(&mut buf[1][..L::N]);
+    v.store(&mut buf[2][..L::N]);
+    let mut bits = hit.bitmask();
+    while exact != 0 {
+        let i = exact.trailing_zeros() as usize;
+        exact &= exact - 1;
+        let lane = |p: &Vec3x<L>| [p.x.lane(i), p.y.lane(i), p.z.lane(i)];
+        if let Some(h) = decide_exact(lane(&a), lane(&b), lane(&c), t_min.lane(i), t_max.lane(i)) {
+            buf[0][i] = h.t;
+            buf[1][i] = h.u;
+            buf[2][i] = h.v;
+            bits |= 1 << i;
+        }
+    }
+    (L::Mask::from_bitmask(bits), L::load(&buf[0][..L::N]), L::load(&buf[1][..L::N]), L::load(&buf[2][..L::N]))
 }

@@ -255,10 +255,15 @@ impl Soa<Triangle> {
     /// As [`Soa::lanes`], and if an axis is not 0, 1 or 2.
     #[inline(always)]
     pub fn triangle_lanes_in<L: Lanes>(&self, i: usize, axes: [usize; 3]) -> TriangleLanes<L> {
-        assert!(axes.iter().all(|&k| k < 3), "axes {axes:?}: each must be 0, 1 or 2");
+        let [x, y, z] = axes;
+        assert!(x < 3 && y < 3 && z < 3, "axes {axes:?}: each must be 0, 1 or 2");
         let at = self.lanes_at::<L>(i);
-        let v = |c: usize| Vec3x::new(at.get(c + axes[0]), at.get(c + axes[1]), at.get(c + axes[2]));
-        TriangleLanes { v0: v(0), v1: v(3), v2: v(6) }
+        // Written out (a closure here was not inlined: a call per vertex).
+        TriangleLanes {
+            v0: Vec3x::new(at.get(x), at.get(y), at.get(z)),
+            v1: Vec3x::new(at.get(3 + x), at.get(3 + y), at.get(3 + z)),
+            v2: Vec3x::new(at.get(6 + x), at.get(6 + y), at.get(6 + z)),
+        }
     }
 }
 
