@@ -4,7 +4,7 @@
 
 use crate::kernel::{
     aabb_triangle, moving_aabb_aabb, moving_sphere_aabb, moving_sphere_sphere, overlap, ray_aabb, ray_plane,
-    ray_sphere, ray_triangle, segment_capsule, segment_sphere,
+    ray_sphere, ray_triangle, segment_capsule, segment_sphere, watertight,
 };
 use crate::lanes::{F32x4, F32x8, Lanes, Mask};
 use crate::prim::{Aabb, Capsule, Plane, Primitive, Soa, Sphere, Triangle};
@@ -112,7 +112,8 @@ impl fmt::Debug for Kernel {
 /// | `ray_sphere` | [`ray_sphere::intersect_scalar`] |
 /// | `segment_sphere_crossings` | [`segment_sphere::crossings_scalar`] |
 /// | `ray_aabb` | [`ray_aabb::intersect_scalar`] |
-/// | `ray_triangle` | [`ray_triangle::intersect_scalar`] |
+/// | `ray_triangle` | [`ray_triangle::intersect_scalar`] (Möller–Trumbore) |
+/// | `ray_triangle_watertight` | [`watertight::intersect_scalar`] |
 /// | `ray_plane` | [`ray_plane::intersect_scalar`] |
 /// | `aabb_triangle_sat` | [`aabb_triangle::overlap_scalar`] |
 /// | `sphere_aabb` | [`overlap::sphere_aabb_scalar`] |
@@ -122,7 +123,8 @@ impl fmt::Debug for Kernel {
 /// | `moving_sphere_aabb` | [`moving_sphere_aabb::time_of_impact_scalar`] |
 /// | `moving_aabb_aabb` | [`moving_aabb_aabb::time_of_impact_scalar`] |
 ///
-/// `ray_sphere_test` and `ray_sphere` run over the same pool.
+/// `ray_sphere_test` and `ray_sphere` run over the same pool, as do `ray_triangle` and
+/// `ray_triangle_watertight`.
 pub fn kernels() -> Vec<Kernel> {
     vec![
         Kernel::new::<RaySphereTest>(1),
@@ -130,6 +132,7 @@ pub fn kernels() -> Vec<Kernel> {
         Kernel::new::<SegmentSphereCrossings>(2),
         Kernel::new::<RayAabb>(3),
         Kernel::new::<RayTriangle>(4),
+        Kernel::new::<RayTriangleWatertight>(4), // same pool as Möller–Trumbore
         Kernel::new::<RayPlane>(5),
         Kernel::new::<AabbTriangleSat>(6),
         Kernel::new::<SphereAabb>(7),
@@ -416,6 +419,28 @@ impl KernelDef for RayTriangle {
         (hit, Some(t + u + v))
     }
     const AUTOVEC: Autovec<Self::Pool> = Some(autovec_ray_triangle);
+}
+
+struct RayTriangleWatertight;
+impl KernelDef for RayTriangleWatertight {
+    const NAME: &'static str = "ray_triangle_watertight";
+    type Pool = (Rays, Prims<Triangle>);
+    fn pool(rng: &mut Rng) -> Self::Pool {
+        triangle_pool(rng)
+    }
+    /// Digest: `t + u + v`.
+    #[inline(always)]
+    fn scalar((r, t): &Self::Pool, i: usize) -> Scalar {
+        t_of(watertight::intersect_scalar(&r.v[i], &t.v[i]).map(|h| h.t + h.u + h.v))
+    }
+    /// `N` rays against `N` triangles, the set-up of the rays included.
+    #[inline(always)]
+    fn lanes<L: Lanes>((r, t): &Self::Pool, i: usize) -> LanesOut<L> {
+        let rays = watertight::ShearedLanes::new(&r.soa.packet::<L>(i));
+        let (hit, t, u, v) = watertight::intersect_lanes(&rays, &t.soa.lanes::<L>(i));
+        (hit, Some(t + u + v))
+    }
+    const AUTOVEC: Autovec<Self::Pool> = None;
 }
 
 struct RayPlane;
