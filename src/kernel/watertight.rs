@@ -72,7 +72,14 @@ impl ShearedRay {
         if !ray.is_valid() {
             return None;
         }
-        Some(Self::of(ray.origin, ray.dir))
+        Some(Self::of_valid(ray))
+    }
+
+    /// The set-up of a ray already known to be valid ([`Ray::is_valid`]); for an invalid
+    /// one the result is unspecified (but no panic).
+    #[inline(always)]
+    pub fn of_valid(ray: &Ray) -> Self {
+        Self::of(ray.origin, ray.dir)
     }
 
     /// The set-up for origin `o` and a finite, non-zero direction `d`.
@@ -88,7 +95,9 @@ impl ShearedRay {
         } else {
             2
         };
-        let (mut kx, mut ky) = ((kz + 1) % 3, (kz + 2) % 3);
+        const NEXT: [usize; 3] = [1, 2, 0];
+        const AFTER: [usize; 3] = [2, 0, 1];
+        let (mut kx, mut ky) = (NEXT[kz], AFTER[kz]);
         if d[kz] < 0.0 {
             core::mem::swap(&mut kx, &mut ky);
         }

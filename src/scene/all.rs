@@ -192,7 +192,10 @@ impl Scene {
         KindBvh<Sphere>: WideTrees<N>,
         KindBvh<Aabb>: WideTrees<N>,
     {
-        let Some(pre) = Prepared::<L>::new(ray, self.triangle_test) else { return };
+        if !ray.is_valid() {
+            return;
+        }
+        let pre = Prepared::<L>::new(ray, self.triangle_test);
         let mut stack = TraversalStack::new();
         fn one<L: Lanes, N: WideNode, P: Traceable, S: Sink>(
             kb: &KindBvh<P>,

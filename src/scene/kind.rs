@@ -30,7 +30,19 @@ pub struct LeafRay<L: Lanes> {
 impl<L: Lanes> LeafRay<L> {
     /// Prepares a ray; `None` if it is invalid.
     pub fn new(ray: &Ray, test: TriangleTest) -> Option<Self> {
-        Some(Self { packet: RayPacket::splat(ray), sheared: ShearedRay::new(ray)?, t_min: ray.t_min, test })
+        ray.is_valid().then(|| Self::new_valid(ray, test))
+    }
+    /// Prepares a ray already known to be valid (the watertight set-up only when `test`
+    /// uses it).
+    #[inline(always)]
+    pub fn new_valid(ray: &Ray, test: TriangleTest) -> Self {
+        let sheared = match test {
+            TriangleTest::Watertight => ShearedRay::of_valid(ray),
+            TriangleTest::MollerTrumbore => {
+                ShearedRay { origin: ray.origin, axes: [0, 1, 2], shear: glam::Vec3::ONE, origin_in_axes: ray.origin }
+            }
+        };
+        Self { packet: RayPacket::splat(ray), sheared, t_min: ray.t_min, test }
     }
 }
 

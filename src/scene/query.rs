@@ -61,9 +61,10 @@ pub(super) struct Prepared<L: Lanes> {
 }
 
 impl<L: Lanes> Prepared<L> {
-    /// Prepares a ray; `None` if it is invalid.
-    pub(super) fn new(ray: &Ray, test: TriangleTest) -> Option<Self> {
-        Some(Self { ray: TraversalRay::new(ray), leaf: LeafRay::new(ray, test)? })
+    /// Prepares a ray already known to be valid.
+    #[inline(always)]
+    pub(super) fn new(ray: &Ray, test: TriangleTest) -> Self {
+        Self { ray: TraversalRay::new(ray), leaf: LeafRay::new_valid(ray, test) }
     }
 }
 
@@ -273,7 +274,8 @@ impl Scene {
         KindBvh<Sphere>: WideTrees<N>,
         KindBvh<Aabb>: WideTrees<N>,
     {
-        let Some(pre) = Prepared::<L>::new(ray, self.triangle_test) else { return };
+        // `trace` checked the ray.
+        let pre = Prepared::<L>::new(ray, self.triangle_test);
         let mut stack = TraversalStack::new();
         if trace_wide::<L, N, _, M>(&self.tris, self.tris.tree(), &pre, best, &mut stack) {
             return;
