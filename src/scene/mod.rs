@@ -33,6 +33,7 @@
 //! assert_eq!(scene.intersect(&Ray::new(Vec3::new(9.0, 1.0, 9.0), -Vec3::Y)).unwrap().geom, floor);
 //! ```
 
+mod closest;
 #[cfg(feature = "cli")]
 pub mod file;
 #[cfg(feature = "cli")]
@@ -42,6 +43,7 @@ mod kind;
 pub mod mesh_io;
 mod query;
 
+pub use closest::ClosestPoint;
 pub use kind::{KindBvh, Traceable};
 pub use query::PacketScratch;
 
