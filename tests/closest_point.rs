@@ -61,10 +61,10 @@ fn random_triangle(rng: &mut Rng) -> Triangle {
     let mut v = || c + rng.vec3(-1.0, 1.0) * scale;
     let (a, b, d) = (v(), v(), v());
     match rng.below(12) {
-        0 => Triangle::new(a, a, a),                                           // a point
-        1 => Triangle::new(a, b, a + (b - a) * rng.range(-0.5, 1.5)),          // collinear
-        2 => Triangle::new(a, b, b),                                           // repeated vertex
-        3 => Triangle::new(a, b, a + (b - a) * 0.5 + (d - a) * 1e-7),          // sliver
+        0 => Triangle::new(a, a, a),                                                  // a point
+        1 => Triangle::new(a, b, a + (b - a) * rng.range(-0.5, 1.5)),                 // collinear
+        2 => Triangle::new(a, b, b),                                                  // repeated vertex
+        3 => Triangle::new(a, b, a + (b - a) * 0.5 + (d - a) * 1e-7),                 // sliver
         4 => Triangle::new(a, b, a + (b - a) * rng.range(0.0, 1.0) + (d - a) * 1e-3), // thin
         _ => Triangle::new(a, b, d),
     }
@@ -400,7 +400,10 @@ fn sphere_box_and_plane_match_their_analytic_answers() {
             (pd.clamp(lo, hi) - pd).length()
         };
         let dist = (d(q) - pd).length();
-        assert!((dist - dist_truth).abs() <= 1e-5 * (1.0 + dist_truth), "box {case}: {dist} vs {dist_truth} ({p} {b:?})");
+        assert!(
+            (dist - dist_truth).abs() <= 1e-5 * (1.0 + dist_truth),
+            "box {case}: {dist} vs {dist_truth} ({p} {b:?})"
+        );
         // On the surface: inside the box with one coordinate on a face, whose normal is n.
         assert!(b.contains(q), "box {case}: {q} outside {b:?}");
         let k = (0..3).find(|&k| n[k] != 0.0).expect("a face normal");
@@ -533,7 +536,8 @@ fn brute_force(w: &World, p: Vec3, max_distance: f32) -> Option<(f32, Vec3, u32,
             Shape::Plane(pl) => (cp::plane_scalar(p, &pl), HitKind::Plane),
         };
         let d2 = cp::distance_squared_scalar(p, q);
-        if !(d2.sqrt() <= max_distance) || d2 > f32::MAX {
+        let within = d2.sqrt() <= max_distance;
+        if !within || d2 > f32::MAX {
             continue;
         }
         if best.is_none_or(|b| d2 < b.0 || (d2 == b.0 && (g, i) < (b.2, b.3))) {
@@ -637,7 +641,9 @@ fn max_distance_prunes_inclusively_and_agrees_with_brute_force() {
         }
         // The radius is inclusive: the nearest distance itself finds it.
         assert!(w.scene.closest_point_within(p, nearest).is_some(), "{p} at {nearest}");
-        assert!(nearest == 0.0 || w.scene.closest_point_within(p, nearest.next_down()).is_none_or(|c| c.distance < nearest));
+        assert!(
+            nearest == 0.0 || w.scene.closest_point_within(p, nearest.next_down()).is_none_or(|c| c.distance < nearest)
+        );
     }
 }
 
@@ -693,20 +699,28 @@ fn batches_equal_single_queries_for_any_thread_count() {
 #[test]
 fn scene_normals_and_kinds_are_the_surface_normals() {
     let mut b = SceneBuilder::new();
-    let tri = b.add_triangle(Triangle::new(Vec3::new(0.0, 0.0, 10.0), Vec3::new(1.0, 0.0, 10.0), Vec3::new(0.0, 1.0, 10.0))).unwrap();
+    let tri = b
+        .add_triangle(Triangle::new(Vec3::new(0.0, 0.0, 10.0), Vec3::new(1.0, 0.0, 10.0), Vec3::new(0.0, 1.0, 10.0)))
+        .unwrap();
     let ball = b.add_sphere(Sphere::new(Vec3::new(10.0, 0.0, 0.0), 1.0)).unwrap();
     let cube = b.add_box(Aabb::new(Vec3::new(-12.0, -1.0, -1.0), Vec3::new(-10.0, 1.0, 1.0))).unwrap();
     let floor = b.add_plane(Plane::new(Vec3::new(0.0, 2.0, 0.0), -40.0)).unwrap();
     let s = b.build().unwrap();
     for be in BACKENDS {
         let c = s.closest_point_with(Vec3::new(0.25, 0.25, 12.0), be).unwrap();
-        assert_eq!((c.geom, c.kind, c.point, c.normal, c.distance), (tri, HitKind::Triangle, Vec3::new(0.25, 0.25, 10.0), Vec3::Z, 2.0));
+        assert_eq!(
+            (c.geom, c.kind, c.point, c.normal, c.distance),
+            (tri, HitKind::Triangle, Vec3::new(0.25, 0.25, 10.0), Vec3::Z, 2.0)
+        );
         assert_eq!((c.u, c.v), (0.25, 0.25));
         let c = s.closest_point_with(Vec3::new(10.0, 0.0, 0.0), be).unwrap();
         assert_eq!((c.geom, c.kind, c.point, c.normal), (ball, HitKind::Sphere, Vec3::new(11.0, 0.0, 0.0), Vec3::X));
         let c = s.closest_point_with(Vec3::new(-10.5, 0.5, 0.0), be).unwrap();
         assert_eq!((c.geom, c.kind, c.point, c.normal), (cube, HitKind::Box, Vec3::new(-10.0, 0.5, 0.0), Vec3::X));
         let c = s.closest_point_with(Vec3::new(0.0, -19.0, 0.0), be).unwrap();
-        assert_eq!((c.geom, c.kind, c.point, c.normal, c.distance), (floor, HitKind::Plane, Vec3::new(0.0, -20.0, 0.0), Vec3::Y, 1.0));
+        assert_eq!(
+            (c.geom, c.kind, c.point, c.normal, c.distance),
+            (floor, HitKind::Plane, Vec3::new(0.0, -20.0, 0.0), Vec3::Y, 1.0)
+        );
     }
 }
