@@ -677,14 +677,14 @@ struct ClosestPointTriangle;
 impl KernelDef for ClosestPointTriangle {
     const NAME: &'static str = "closest_point_triangle";
     type Pool = (Points, Prims<Triangle>);
-    /// Triangles as for `ray_triangle`; points up to 2.5 units from the centroid.
+    /// Triangles as for `ray_triangle`; points up to 3 units from the centroid.
     fn pool(rng: &mut Rng) -> Self::Pool {
         let pairs = gen_pool(rng, |rng| {
             let c = rng.vec3(-50.0, 50.0);
             let mut v = || c + rng.vec3(-2.0, 2.0);
             let tri = Triangle::new(v(), v(), v());
             let centroid = (tri.v[0] + tri.v[1] + tri.v[2]) / 3.0;
-            (centroid + rng.unit_vec3() * rng.range(0.0, 2.5), tri)
+            (centroid + rng.unit_vec3() * rng.range(0.0, 3.0), tri)
         });
         (Points::new(pairs.iter().map(|p| p.0).collect()), Prims::new(pairs.iter().map(|p| p.1).collect()))
     }
@@ -709,7 +709,7 @@ impl KernelDef for ClosestPointSphere {
     fn pool(rng: &mut Rng) -> Self::Pool {
         let pairs = gen_pool(rng, |rng| {
             let s = Sphere::new(rng.vec3(-50.0, 50.0), rng.range(0.5, 2.0));
-            (s.center + rng.unit_vec3() * rng.range(0.0, s.radius + 2.0), s)
+            (s.center + rng.unit_vec3() * rng.range(0.0, s.radius + 3.0), s)
         });
         (Points::new(pairs.iter().map(|p| p.0).collect()), Prims::new(pairs.iter().map(|p| p.1).collect()))
     }
@@ -735,7 +735,7 @@ impl KernelDef for ClosestPointAabb {
         let pairs = gen_pool(rng, |rng| {
             let c = rng.vec3(-50.0, 50.0);
             let e = rng.vec3(0.5, 2.0);
-            (c + rng.vec3(-3.5, 3.5), Aabb::new(c - e, c + e))
+            (c + rng.vec3(-2.5, 2.5), Aabb::new(c - e, c + e))
         });
         (Points::new(pairs.iter().map(|p| p.0).collect()), Prims::new(pairs.iter().map(|p| p.1).collect()))
     }

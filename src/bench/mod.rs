@@ -241,6 +241,20 @@ mod tests {
     }
 
     #[test]
+    fn scene_rows_include_closest_point_for_every_backend() {
+        let mut b = crate::scene::SceneBuilder::new();
+        b.add_sphere(crate::prim::Sphere::new(Vec3::ZERO, 1.0)).unwrap();
+        let scene = b.build().unwrap();
+        let mut rows = Vec::new();
+        scene_rows(&mut rows, &scene, &fallback_camera(&scene), 64, Duration::ZERO);
+        for backend in ["scalar", "x4", "x8"] {
+            let r = rows.iter().find(|r| r.query == "closest_point" && r.backend == backend && r.threads == 1);
+            let r = r.unwrap_or_else(|| panic!("no closest_point row for {backend}: {rows:?}"));
+            assert!(r.mrays_per_s > 0.0 && r.mrays_per_s.is_finite(), "{r:?}");
+        }
+    }
+
+    #[test]
     fn text_table_columns_line_up() {
         let row = |query: &str, backend: &str| Row {
             query: query.into(),
