@@ -12,7 +12,8 @@
 //!   crate. `cargo test --release` runs 1.21·10^5 rays per backend; the soak
 //!   (`cargo test --release --test watertight -- --ignored`) runs 10^7.
 //! * **Parity**: `contains` against the analytic inside of those convex meshes (the
-//!   intersection of their faces' half-spaces, evaluated in f64) for 10^6 points.
+//!   intersection of their faces' half-spaces, evaluated in f64) for 10^6 points, and
+//!   `signed_distance` (sign and size) on a sample of them.
 
 use glam::{DVec3, Vec3};
 use lanecast::kernel::watertight::{self, ShearedLanes, ShearedRay};
@@ -371,6 +372,18 @@ fn contains_matches_the_analytic_inside() {
             if i % 64 == 0 {
                 for b in [Backend::Scalar, Backend::X4] {
                     assert_eq!(scene.contains_with(*p, b), *g, "{} {b:?}: contains({p})", m.name);
+                }
+                // The signed distance: negative exactly inside, its size the distance, and
+                // for a convex mesh at least the distance to the nearest face plane outside
+                // and the distance to the nearest face plane inside (within rounding).
+                let sd = scene.signed_distance(*p);
+                assert_eq!(sd < 0.0, d < 0.0, "{}: signed_distance({p}) = {sd}", m.name);
+                assert_eq!(sd.abs(), scene.distance(*p));
+                let slack = 1e-5 * size + 1e-6 * p.as_dvec3().length();
+                if d < 0.0 {
+                    assert!((sd as f64 + d.abs()).abs() <= slack, "{}: inside {sd} vs plane {d}", m.name);
+                } else {
+                    assert!(sd as f64 >= d - slack, "{}: outside {sd} vs plane {d}", m.name);
                 }
             }
         }
