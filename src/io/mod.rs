@@ -93,13 +93,17 @@
 
 mod hits;
 pub(crate) mod npy;
+mod points;
 mod rays;
 mod sink;
 mod source;
+mod values;
 
-pub use hits::{HitWriter, VisWriter, read_hits, read_visibility};
+pub use hits::{AllHitsWriter, HitWriter, VisWriter, read_hits, read_visibility};
+pub use points::{POINT_COLUMNS, PointReader, write_points};
 pub use rays::{RayReader, write_f32_records, write_rays, write_segments};
 pub use sink::AtomicFile;
+pub use values::{CountWriter, FlagWriter, read_counts, read_flags};
 
 use std::fmt;
 use std::path::Path;
