@@ -320,7 +320,11 @@ fn hit(t: f32, geom: u32, prim: u32, u: f32, v: f32, n: Vec3) -> Hit {
 
 /// Hit lists of 4 rays: 2 hits, none, 1 hit, none.
 fn lists() -> HitLists {
-    let hs = [hit(1.5, 0, 7, 0.25, 0.5, Vec3::X), hit(2.0, 3, u32::MAX - 1, 0.0, 0.0, Vec3::new(0.0, 0.0, -1.0)), hit(0.0, 1, 0, 0.0, 0.0, Vec3::Y)];
+    let hs = [
+        hit(1.5, 0, 7, 0.25, 0.5, Vec3::X),
+        hit(2.0, 3, u32::MAX - 1, 0.0, 0.0, Vec3::new(0.0, 0.0, -1.0)),
+        hit(0.0, 1, 0, 0.0, 0.0, Vec3::Y),
+    ];
     let mut hits = HitSoa::with_len(hs.len());
     for (i, h) in hs.iter().enumerate() {
         hits.set(i, h);

@@ -3,8 +3,8 @@
 
 use super::npy;
 use super::sink::Output;
-use super::values::{FlagWriter, read_flags};
 use super::source::{CsvLines, RecordSource, check_stdio, parse_f32, quote_field};
+use super::values::{FlagWriter, read_flags};
 use super::{Format, IoError, STDIN_NAME, push_f32};
 use crate::hit::{Hit, HitKind, HitSoa, NO_ID};
 use crate::scene::HitLists;
@@ -44,12 +44,7 @@ pub(crate) struct Records {
 impl Records {
     /// Starts `path`: the csv header line, or the placeholder `.npy` header for a 1-d array
     /// of `descr` records.
-    pub(crate) fn create(
-        path: &str,
-        format: Format,
-        csv_header: &str,
-        descr: &'static str,
-    ) -> Result<Self, IoError> {
+    pub(crate) fn create(path: &str, format: Format, csv_header: &str, descr: &'static str) -> Result<Self, IoError> {
         let mut out = Output::create(path, format)?;
         let mut reserved = 0;
         match format {
