@@ -18,6 +18,7 @@
 //! *Precision Improvements for Ray/Sphere Intersection*, Ray Tracing Gems (2019), ch. 7.
 
 pub mod aabb_triangle;
+pub mod closest_point;
 pub mod moving_aabb_aabb;
 pub mod moving_sphere_aabb;
 pub mod moving_sphere_sphere;

@@ -34,6 +34,7 @@
 //! ```
 
 mod all;
+mod closest;
 #[cfg(feature = "cli")]
 pub mod file;
 #[cfg(feature = "cli")]
@@ -44,6 +45,7 @@ pub mod mesh_io;
 mod query;
 
 pub use all::{CONTAINS_DIR, HitLists};
+pub use closest::ClosestPoint;
 pub use kind::{KindBvh, LeafPacket, LeafRay, Traceable};
 pub use query::PacketScratch;
 

@@ -55,7 +55,10 @@
 //! ```
 
 pub mod child_order;
+mod point;
 pub mod slab;
+
+pub use point::*;
 
 pub use child_order::StackEntry;
 pub use slab::TraversalRay;
