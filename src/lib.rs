@@ -76,9 +76,9 @@ pub mod workload;
 
 pub use error::{LimitError, SceneError};
 pub use hit::{Hit, HitKind, HitPacket, HitSoa};
-pub use scene::ClosestPoint;
 pub use lanes::{F32x4, F32x8, Lanes, Mask};
 pub use ray::{Ray, RayError, RayPacket, RaySoa};
+pub use scene::ClosestPoint;
 pub use scene::{Backend, HitLists, Scene, SceneBuilder, TriangleTest};
 
 /// The README's code blocks, compiled and run as doctests.

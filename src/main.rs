@@ -5,12 +5,12 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use lanecast::io::{
-    AllHitsWriter, AtomicFile, CountWriter, FlagWriter, Format, HitWriter, InputKind, IoError, PointReader, RayReader,
-    VisWriter,
+    AllHitsWriter, AtomicFile, ClosestWriter, CountWriter, FlagWriter, Format, HitWriter, InputKind, IoError,
+    PointReader, RayReader, VisWriter,
 };
 use lanecast::render::{self, Axis, Mode, RenderError, Shade};
 use lanecast::scene::file::{SceneFile, default_scene, load_scene_file};
-use lanecast::{Backend, HitSoa, Scene, bench};
+use lanecast::{Backend, ClosestPoint, HitSoa, Scene, bench};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -178,7 +178,7 @@ struct ClosestArgs {
     /// Points: csv `x,y,z`, .bin (3 f32), .npy (N,3); every coordinate finite.
     #[arg(long)]
     points: String,
-    /// Negative distances for points inside the scene's solids.
+    /// Negative distances for points inside the scene's solids (as `inside` decides).
     #[arg(long)]
     signed: bool,
     #[command(flatten)]
@@ -489,8 +489,39 @@ fn cmd_inside(a: InsideArgs) -> Result<(), Fail> {
     Ok(())
 }
 
-fn cmd_closest(_a: ClosestArgs) -> Result<(), Fail> {
-    Err(Fail::Other("closest: not available yet".into()))
+fn cmd_closest(a: ClosestArgs) -> Result<(), Fail> {
+    let l = load(&a.scene)?;
+    let fmt_in = input_format(&a.points, a.opts.format)?;
+    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
+    let fmt_out = output_format(&out, a.opts.format)?;
+    let mut reader = PointReader::open(&a.points, fmt_in).map_err(bad_input)?;
+    let mut writer = ClosestWriter::create(&out, fmt_out).map_err(other)?;
+    let pb = progress(reader.total(), "closest points");
+    let backend: Backend = a.opts.backend.into();
+    with_threads(a.opts.threads, || -> Result<(), Fail> {
+        let mut closest = Vec::new();
+        let mut inside = Vec::new();
+        while let Some(points) = reader.next_chunk(CHUNK).map_err(bad_input)? {
+            closest.resize(points.len(), ClosestPoint::MISS);
+            l.scene.closest_point_batch_with(&points, &mut closest, backend);
+            if a.signed {
+                // Negative inside the scene's solids, as `inside` decides it (0 stays +0).
+                inside.resize(points.len(), false);
+                l.scene.contains_batch_with(&points, &mut inside, backend);
+                for (c, &inside) in closest.iter_mut().zip(&inside) {
+                    if inside && c.distance > 0.0 {
+                        c.distance = -c.distance;
+                    }
+                }
+            }
+            writer.write(&closest).map_err(other)?;
+            pb.inc(points.len() as u64);
+        }
+        Ok(())
+    })??;
+    writer.finish().map_err(other)?;
+    pb.finish_and_clear();
+    Ok(())
 }
 
 fn cmd_los(a: LosArgs) -> Result<(), Fail> {

@@ -464,8 +464,10 @@ fn empty_inputs_give_empty_outputs() {
             (&["cast", "--all"][..], "--rays", &rays, "ray,t,geom,prim,u,v,nx,ny,nz\n"),
             (&["count"][..], "--rays", &rays, "count\n"),
             (&["inside"][..], "--points", &points, "inside\n"),
+            (&["closest"][..], "--points", &points, "x,y,z,distance,geom,prim,u,v\n"),
+            (&["closest", "--signed"][..], "--points", &points, "x,y,z,distance,geom,prim,u,v\n"),
         ] {
-            let out = dir.path().join(format!("out_{}.{ext}", cmd[0]));
+            let out = dir.path().join(format!("out_{}.{ext}", cmd.join("")));
             let mut args = cmd.to_vec();
             args.extend([s(&scene), flag, s(input), "--out", s(&out)]);
             ok(&lanecast(&args));
@@ -533,6 +535,8 @@ fn bad_point_files_exit_2_and_leave_no_output() {
         for ext in ["csv", "bin", "npy"] {
             let out = outs.path().join(format!("inside.{ext}"));
             refused(outs.path(), &["inside", s(&scene), "--points", s(&p)], &out, &needles);
+            refused(outs.path(), &["closest", s(&scene), "--points", s(&p)], &out, &needles);
+            refused(outs.path(), &["closest", "--signed", s(&scene), "--points", s(&p)], &out, &needles);
         }
     }
     bad(&lanecast(&["inside", s(&scene), "--points", s(&dir.path().join("absent.csv"))]), &["absent.csv"]);
@@ -582,4 +586,123 @@ fn bad_ray_files_for_count_and_cast_all_exit_2_and_leave_no_output() {
         a.extend([s(&broken), "--rays", s(&rays)]);
         bad(&lanecast(&a), &["broken.toml:3:"]);
     }
+}
+
+/// Closest points worked out by hand: `(query, closest point, distance, geom, prim, u, v,
+/// inside)`.
+type Closest = ([f32; 3], [f64; 3], f64, u32, u32, f64, f64, bool);
+
+fn closest_cases() -> Vec<Closest> {
+    vec![
+        // Above the box: its top face.
+        ([0.5, 3.0, 0.5], [0.5, 1.0, 0.5], 2.0, 0, 0, 0.0, 0.0, false),
+        // Beside the sphere: the surface point towards the query.
+        ([5.0, 0.5, 3.0], [5.0, 0.5, 1.5], 1.5, 1, 0, 0.0, 0.0, false),
+        // Inside the mesh cube, nearest to its z = 0 face: triangle 9 (v1, v3, v2), whose
+        // points are (10 + u + v, u, 0): u = 0.3, v = 0.2.
+        ([10.5, 0.3, 0.2], [10.5, 0.3, 0.0], 0.2, 2, 9, 0.3, 0.2, true),
+        // Below the box: the plane y = -5 is nearer than the box.
+        ([0.5, -6.0, 0.5], [0.5, -5.0, 0.5], 1.0, 3, 0, 0.0, 0.0, false),
+        // Inside the box, nearest to its top face.
+        ([0.5, 0.8, 0.4], [0.5, 1.0, 0.4], 0.2, 0, 0, 0.0, 0.0, true),
+        // Inside the sphere, 0.4 from its centre: 0.6 from its surface.
+        ([5.0, 0.5, 0.9], [5.0, 0.5, 1.5], 0.6, 1, 0, 0.0, 0.0, true),
+        // Beside the mesh cube's x = 11 face: triangle 2 (v2, v3, v7), points (11, u + v, v).
+        ([11.5, 0.5, 0.25], [11.0, 0.5, 0.25], 0.5, 2, 2, 0.25, 0.25, false),
+    ]
+}
+
+/// Parsed closest records: `([x, y, z, distance, u, v], geom, prim)`.
+type ClosestRow = ([f32; 6], u32, u32);
+
+fn parse_closest_csv(text: &str) -> Vec<ClosestRow> {
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("x,y,z,distance,geom,prim,u,v"));
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 8, "{l}");
+            let x = |i: usize| f[i].parse::<f32>().unwrap();
+            let id = |i: usize| if f[i] == "-1" { u32::MAX } else { f[i].parse().unwrap() };
+            ([x(0), x(1), x(2), x(3), x(6), x(7)], id(4), id(5))
+        })
+        .collect()
+}
+
+fn parse_closest_bin(b: &[u8]) -> Vec<ClosestRow> {
+    assert_eq!(b.len() % 32, 0);
+    b.chunks_exact(32)
+        .map(|r| {
+            (
+                [le_f32(r, 0), le_f32(r, 1), le_f32(r, 2), le_f32(r, 3), le_f32(r, 6), le_f32(r, 7)],
+                le_u32(r, 4),
+                le_u32(r, 5),
+            )
+        })
+        .collect()
+}
+
+fn check_closest(got: &[ClosestRow], signed: bool, what: &str) {
+    let want = closest_cases();
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (f, geom, prim) = *g;
+        let d = if signed && w.7 { -w.2 } else { w.2 };
+        assert_eq!((geom, prim), (w.3, w.4), "{what}: point {i}: {g:?}");
+        let ok = (0..3).all(|k| close(f[k], w.1[k])) && close(f[3], d) && close(f[4], w.5) && close(f[5], w.6);
+        assert!(ok, "{what}: point {i}: got {g:?}, want {w:?} (distance {d})");
+    }
+}
+
+#[test]
+fn closest_gives_the_hand_worked_points_in_every_format() {
+    let (dir, scene) = setup();
+    let pts: Vec<[f32; 3]> = closest_cases().iter().map(|c| c.0).collect();
+    for signed in [false, true] {
+        let flag: &[&str] = if signed { &["--signed"] } else { &[] };
+        let mut bin_bytes = None;
+        for ext in ["csv", "bin", "npy"] {
+            let input = dir.path().join(format!("pts.{ext}"));
+            write_points(&input, &pts);
+            let out = dir.path().join(format!("closest{}.{ext}", flag.join("")));
+            let mut args = vec!["closest", s(&scene), "--points", s(&input), "--out", s(&out)];
+            args.extend(flag);
+            ok(&lanecast(&args));
+            let bytes = std::fs::read(&out).unwrap();
+            let what = format!("{ext} signed={signed}");
+            match ext {
+                "csv" => check_closest(&parse_closest_csv(&String::from_utf8(bytes).unwrap()), signed, &what),
+                "bin" => {
+                    check_closest(&parse_closest_bin(&bytes), signed, &what);
+                    bin_bytes = Some(bytes);
+                }
+                _ => {
+                    let (header, data) = read_npy(&bytes);
+                    assert!(
+                        header.contains(
+                            "'descr': [('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('distance', '<f4'), \
+                             ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), ('v', '<f4')]"
+                        ) && header.contains("'shape': (7,)"),
+                        "{header}"
+                    );
+                    assert_eq!(Some(data), bin_bytes, "npy records equal the bin records");
+                }
+            }
+        }
+        let input = dir.path().join("pts.csv");
+        let text = std::fs::read_to_string(dir.path().join(format!("closest{}.csv", flag.join("")))).unwrap();
+        for backend in ["scalar", "x4", "x8"] {
+            let mut args = vec!["closest", s(&scene), "--points", s(&input), "--backend", backend, "--threads", "1"];
+            args.extend(flag);
+            let o = lanecast(&args);
+            ok(&o);
+            assert_eq!(stdout(&o), text, "backend {backend} signed={signed}");
+        }
+    }
+    // An empty scene has no closest point: a miss record.
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "# nothing\n").unwrap();
+    let o = lanecast_stdin(&["closest", s(&empty), "--points", "-", "--signed"], "1,2,3\n");
+    ok(&o);
+    assert_eq!(stdout(&o), "x,y,z,distance,geom,prim,u,v\ninf,inf,inf,inf,-1,-1,0,0\n");
 }

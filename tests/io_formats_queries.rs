@@ -5,9 +5,10 @@
 
 use glam::Vec3;
 use lanecast::io::{
-    AllHitsWriter, CountWriter, FlagWriter, Format, IoError, PointReader, read_counts, read_flags, write_points,
+    AllHitsWriter, ClosestWriter, CountWriter, FlagWriter, Format, IoError, PointReader, read_counts, read_flags,
+    write_points,
 };
-use lanecast::{Hit, HitKind, HitLists, HitSoa};
+use lanecast::{ClosestPoint, Hit, HitKind, HitLists, HitSoa};
 use tempfile::TempDir;
 
 const FORMATS: [Format; 3] = [Format::Csv, Format::Bin, Format::Npy];
@@ -403,4 +404,50 @@ fn unfinished_query_outputs_leave_nothing() {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3, "hidden temporary files while writing");
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn closest_files_mix_f32_and_u32_like_hit_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = ClosestPoint {
+        point: Vec3::new(0.5, -1.0, 2.25),
+        distance: -0.75,
+        geom: 3,
+        prim: u32::MAX - 1,
+        u: 0.125,
+        v: 0.5,
+        normal: Vec3::Y,
+        kind: HitKind::Triangle,
+    };
+    let recs = [found, ClosestPoint::MISS];
+    for format in FORMATS {
+        let p = path(&dir, &format!("c.{format}"));
+        let mut w = ClosestWriter::create(&p, format).unwrap();
+        w.write(&recs[..1]).unwrap();
+        w.write(&[]).unwrap();
+        w.write(&recs[1..]).unwrap();
+        assert_eq!(w.count(), 2);
+        w.finish().unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(path(&dir, "c.csv")).unwrap(),
+        "x,y,z,distance,geom,prim,u,v\n0.5,-1,2.25,-0.75,3,4294967294,0.125,0.5\ninf,inf,inf,inf,-1,-1,0,0\n"
+    );
+    let mut want = f32_bytes(&[0.5, -1.0, 2.25, -0.75]);
+    want.extend(3u32.to_le_bytes());
+    want.extend((u32::MAX - 1).to_le_bytes());
+    want.extend(f32_bytes(&[0.125, 0.5, f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::INFINITY]));
+    want.extend([0xFF; 8]);
+    want.extend(f32_bytes(&[0.0, 0.0]));
+    let bin = std::fs::read(path(&dir, "c.bin")).unwrap();
+    assert_eq!(bin, want);
+    let (header, data) = split_npy(&std::fs::read(path(&dir, "c.npy")).unwrap());
+    assert!(
+        header.contains(
+            "'descr': [('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('distance', '<f4'), ('geom', '<u4'), \
+             ('prim', '<u4'), ('u', '<f4'), ('v', '<f4')]"
+        ) && header.contains("'shape': (2,)"),
+        "{header}"
+    );
+    assert_eq!(data, want);
 }

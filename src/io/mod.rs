@@ -103,7 +103,7 @@ pub use hits::{AllHitsWriter, HitWriter, VisWriter, read_hits, read_visibility};
 pub use points::{POINT_COLUMNS, PointReader, write_points};
 pub use rays::{RayReader, write_f32_records, write_rays, write_segments};
 pub use sink::AtomicFile;
-pub use values::{CountWriter, FlagWriter, read_counts, read_flags};
+pub use values::{ClosestWriter, CountWriter, FlagWriter, read_counts, read_flags};
 
 use std::fmt;
 use std::path::Path;

@@ -1,10 +1,13 @@
-//! One-value-per-record output: [`FlagWriter`] (a bool per record, as `lanecast inside`
-//! and `lanecast los` write) and [`CountWriter`] (a u32 per record, as `lanecast count`
-//! writes), with whole-file readers for checking such files.
+//! Per-point and per-ray query output: [`FlagWriter`] (a bool per record, as `lanecast
+//! inside` and `lanecast los` write), [`CountWriter`] (a u32 per record, as `lanecast count`
+//! writes) and [`ClosestWriter`] (a closest-point record, as `lanecast closest` writes),
+//! with whole-file readers for checking the first two.
 
 use super::hits::{Records, open_records};
 use super::source::{CsvLines, check_stdio, quote_field, record_place};
-use super::{Format, IoError, STDIN_NAME};
+use super::{Format, IoError, STDIN_NAME, push_f32};
+use crate::hit::NO_ID;
+use crate::scene::ClosestPoint;
 use std::fmt::Write as _;
 
 /// The dtype of a bool `.npy` file.
@@ -13,6 +16,11 @@ pub(crate) const BOOL_DESCR: &str = "'|b1'";
 const U32_DESCR: &str = "'<u4'";
 /// Header line of a count csv file.
 const COUNT_CSV_HEADER: &str = "count";
+/// The structured dtype of a closest-point `.npy` file.
+const CLOSEST_DESCR: &str = "[('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('distance', '<f4'), \
+                             ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), ('v', '<f4')]";
+/// Header line of a closest-point csv file.
+const CLOSEST_CSV_HEADER: &str = "x,y,z,distance,geom,prim,u,v";
 /// Records encoded per write to the output.
 const BATCH: usize = 1 << 15;
 
@@ -102,6 +110,81 @@ impl CountWriter {
             }
         }
         self.rec.count += counts.len() as u64;
+        Ok(())
+    }
+
+    /// Records written so far.
+    pub fn count(&self) -> u64 {
+        self.rec.count
+    }
+
+    /// Completes the file (fills in the `.npy` shape), syncs it and renames it into place.
+    pub fn finish(self) -> Result<(), IoError> {
+        self.rec.finish()
+    }
+}
+
+/// Writes closest surface points, one record per query point: csv under the header
+/// `x,y,z,distance,geom,prim,u,v` (ids of a miss written as `-1`), 32-byte `.bin` records
+/// (`x y z distance` f32, `geom prim` u32, `u v` f32), or an `.npy` structured array of
+/// those 8 fields, shape (N,). A miss ([`ClosestPoint::MISS`]: nothing in the scene) has
+/// `x = y = z = distance = +inf` and ids `0xFFFFFFFF`. The record is the [`ClosestPoint`]'s
+/// fields as given (a caller wanting signed distances negates `distance` first). The file
+/// appears under its name only when [`ClosestWriter::finish`] succeeds.
+pub struct ClosestWriter {
+    rec: Records,
+    text: String,
+    bytes: Vec<u8>,
+}
+
+impl ClosestWriter {
+    /// Starts writing closest points to `path` (`-`: stdout, csv only) in `format`.
+    pub fn create(path: &str, format: Format) -> Result<Self, IoError> {
+        Ok(Self {
+            rec: Records::create(path, format, CLOSEST_CSV_HEADER, CLOSEST_DESCR)?,
+            text: String::new(),
+            bytes: Vec::new(),
+        })
+    }
+
+    /// Appends one record per entry of `closest`.
+    pub fn write(&mut self, closest: &[ClosestPoint]) -> Result<(), IoError> {
+        for chunk in closest.chunks(BATCH / 8) {
+            match self.rec.format {
+                Format::Csv => {
+                    self.text.clear();
+                    for c in chunk {
+                        for x in [c.point.x, c.point.y, c.point.z, c.distance] {
+                            push_f32(&mut self.text, x);
+                            self.text.push(',');
+                        }
+                        // Writing to a String cannot fail.
+                        for id in [c.geom, c.prim] {
+                            let _ = if id == NO_ID { write!(self.text, "-1,") } else { write!(self.text, "{id},") };
+                        }
+                        push_f32(&mut self.text, c.u);
+                        self.text.push(',');
+                        push_f32(&mut self.text, c.v);
+                        self.text.push('\n');
+                    }
+                    self.rec.out.write_all(self.text.as_bytes())?;
+                }
+                Format::Bin | Format::Npy => {
+                    self.bytes.clear();
+                    for c in chunk {
+                        for x in [c.point.x, c.point.y, c.point.z, c.distance] {
+                            self.bytes.extend_from_slice(&x.to_le_bytes());
+                        }
+                        self.bytes.extend_from_slice(&c.geom.to_le_bytes());
+                        self.bytes.extend_from_slice(&c.prim.to_le_bytes());
+                        self.bytes.extend_from_slice(&c.u.to_le_bytes());
+                        self.bytes.extend_from_slice(&c.v.to_le_bytes());
+                    }
+                    self.rec.out.write_all(&self.bytes)?;
+                }
+            }
+        }
+        self.rec.count += closest.len() as u64;
         Ok(())
     }
 

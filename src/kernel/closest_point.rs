@@ -56,8 +56,8 @@
 //! (the gate is exact equality of the bits of `q`, `u`, `v` and `n`).
 
 use crate::lanes::{Lanes, Mask};
-use crate::prim::{AabbLanes, PlaneLanes, SphereLanes, TriangleLanes};
 use crate::prim::{Aabb, Plane, Sphere, Triangle};
+use crate::prim::{AabbLanes, PlaneLanes, SphereLanes, TriangleLanes};
 use crate::vec3x::Vec3x;
 use glam::Vec3;
 
@@ -135,7 +135,8 @@ fn edges_lanes<L: Lanes>(p: Vec3x<L>, a: Vec3x<L>, b: Vec3x<L>, c: Vec3x<L>) -> 
     let (d0, d1, d2) = (distance_squared_lanes(p, q0), distance_squared_lanes(p, q1), distance_squared_lanes(p, q2));
     let zero = L::splat(0.0);
     let m1 = d1.lt(d0);
-    let (q, u, v, d) = (Vec3x::select(m1, q1, q0), L::select(m1, zero, t0), L::select(m1, t1, zero), L::select(m1, d1, d0));
+    let (q, u, v, d) =
+        (Vec3x::select(m1, q1, q0), L::select(m1, zero, t0), L::select(m1, t1, zero), L::select(m1, d1, d0));
     let m2 = d2.lt(d);
     (Vec3x::select(m2, q2, q), L::select(m2, L::splat(1.0) - t2, u), L::select(m2, t2, v))
 }
@@ -367,8 +368,7 @@ pub fn aabb_lanes<L: Lanes>(p: Vec3x<L>, b: &AabbLanes<L>) -> (Vec3x<L>, Vec3x<L
     let (lo, hi) = (b.min(), b.max());
     let zero = L::splat(0.0);
     let (one, neg) = (L::splat(1.0), L::splat(-1.0));
-    let valid =
-        p.is_finite() & lo.is_finite() & hi.is_finite() & lo.x.le(hi.x) & lo.y.le(hi.y) & lo.z.le(hi.z);
+    let valid = p.is_finite() & lo.is_finite() & hi.is_finite() & lo.x.le(hi.x) & lo.y.le(hi.y) & lo.z.le(hi.z);
     let q = p.max(lo).min(hi);
     let inside = lo.x.le(p.x) & lo.y.le(p.y) & lo.z.le(p.z) & p.x.le(hi.x) & p.y.le(hi.y) & p.z.le(hi.z);
 
