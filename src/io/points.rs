@@ -25,10 +25,18 @@ const POINT_RECORD: usize = 12;
 
 /// Reads points from a csv, `.bin` or `.npy` file (or csv on stdin) in chunks.
 ///
+/// A point file holds one `x, y, z` per record: csv lines `x,y,z` (an optional header, `#`
+/// comments and blank lines skipped, as for rays), `.bin` records of 3 little-endian f32
+/// (12 bytes), or an `.npy` `<f4` array of shape (N, 3) in C order.
+///
 /// Memory use is bounded by the chunk size, whatever the file's length. Points come out in
-/// file order. See the [module docs](self) for the format, and the [io docs](super) for the
-/// errors (the same checks as [`RayReader`](super::RayReader), plus non-finite
-/// coordinates).
+/// file order. Errors are those of [`RayReader`](super::RayReader) (see the
+/// [io docs](super)), plus one: **every coordinate must be finite**. A NaN or infinite
+/// coordinate (also a csv number beyond the f32 range) is an error naming the line or
+/// record and the column. A ray file needs non-finite numbers (`tmax = inf` is the default
+/// interval, and an invalid ray has a defined answer: a miss); a point has no such answer
+/// (there is no closest point to NaN, and "inside" would be a guess), so refusing the file
+/// is the only answer that does not lie.
 ///
 /// ```
 /// use lanecast::io::{Format, PointReader, write_points};
