@@ -22,6 +22,11 @@
 //! and throughput is reported in rays (`Throughput::Elements`). Each ray's result is folded
 //! into a hit count that goes through [`black_box`].
 //!
+//! Groups `closest_point_<scene>` hold `scalar`, `x4`, `x8`: [`Scene::closest_point_with`] for
+//! [`POINTS`] points drawn uniformly in the scene box (seed [`SEED_POINTS`]), one at a time,
+//! on one thread; throughput in point queries. Each found point's distance is summed into the
+//! result that goes through [`black_box`].
+//!
 //! Groups `build_<scene>` time [`SceneBuilder::build`] at `fast`, `medium` and `high`
 //! quality ([`Quality`]), from a clone of a builder that already holds the loaded mesh (file
 //! loading is not timed). The builder parallelises big subtrees with rayon; here it runs
@@ -42,8 +47,10 @@
 //! Results land in criterion's default place, `target/criterion/<group>/<function>/`.
 
 use criterion::{Criterion, SamplingMode, Throughput};
+use glam::Vec3;
 use lanecast::bvh::Quality;
 use lanecast::camera::Camera;
+use lanecast::rng::Rng;
 use lanecast::scene::PacketScratch;
 use lanecast::{Backend, F32x8, HitPacket, Mask, RaySoa, Scene, SceneBuilder, workload};
 use std::hint::black_box;
@@ -54,6 +61,10 @@ use std::time::{Duration, Instant};
 const SEED_INCOHERENT: u64 = 0x1c0_4e7e;
 /// Seed of the `los` set.
 const SEED_LOS: u64 = 0x105;
+/// Seed of the `closest_point` query points.
+const SEED_POINTS: u64 = 0xc105e57;
+/// Points per `closest_point` iteration.
+const POINTS: usize = 1 << 18;
 /// Image size of the `primary` set (and rays in the other sets: `SIDE * SIDE = 2^20`).
 const SIDE: u32 = 1024;
 
@@ -82,6 +93,20 @@ fn packet_hits(scene: &Scene, rays: &RaySoa, scratch: &mut PacketScratch) -> usi
         hits += out.hit_mask().bitmask().count_ones() as usize;
     }
     hits
+}
+
+fn closest_points(scene: &Scene, points: &[Vec3], backend: Backend) -> usize {
+    let points = black_box(points);
+    let mut sum = 0.0f64;
+    let mut found = 0;
+    for &p in points {
+        if let Some(c) = scene.closest_point_with(p, backend) {
+            sum += f64::from(c.distance);
+            found += 1;
+        }
+    }
+    black_box(sum);
+    found
 }
 
 const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
@@ -146,6 +171,20 @@ fn bench_scene(
     }
     drop(sets);
 
+    let b = scene.bounds();
+    let mut rng = Rng::new(SEED_POINTS);
+    let points: Vec<Vec3> = (0..POINTS).map(|_| b.min + (b.max - b.min) * rng.vec3(0.0, 1.0)).collect();
+    let gname = format!("closest_point_{name}");
+    let mut g = c.benchmark_group(&gname);
+    g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(POINTS as u64));
+    for backend in BACKENDS {
+        g.bench_function(backend.name(), |bch| {
+            timed(bch, &gname, backend.name(), || closest_points(&scene, &points, backend))
+        });
+    }
+    g.finish();
+    drop(points);
+
     let gname = format!("build_{name}");
     let mut g = c.benchmark_group(&gname);
     g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(stats.triangles as u64));
@@ -197,6 +236,18 @@ fn print_table(facts: &[SceneFacts]) {
                 cell("packet8"),
             ));
         }
+    }
+    out.push_str("\n## closest point (1 thread, Mqueries/s, median of samples)\n\n");
+    out.push_str("| scene | scalar | x4 | x8 | x8 / scalar |\n|---|---:|---:|---:|---:|\n");
+    for f in facts {
+        let g = format!("closest_point_{}", f.name);
+        let mq = |func: &str| median(&g, func).map(|s| POINTS as f64 / s / 1e6);
+        let cell = |func: &str| mq(func).map_or("–".to_string(), |m| format!("{m:.2}"));
+        let ratio = match (mq("x8"), mq("scalar")) {
+            (Some(a), Some(b)) => format!("{:.2}×", a / b),
+            _ => "–".to_string(),
+        };
+        out.push_str(&format!("| {} | {} | {} | {} | {ratio} |\n", f.name, cell("scalar"), cell("x4"), cell("x8")));
     }
     out.push_str("\n## memory and build (1 thread)\n\n");
     out.push_str("| scene | triangles | bytes/triangle (medium) | build fast ms | build medium ms | build high ms |\n");

@@ -3,8 +3,8 @@
 //! `lanecast bench` and the criterion bench `benches/kernels.rs` both iterate [`kernels`].
 
 use crate::kernel::{
-    aabb_triangle, moving_aabb_aabb, moving_sphere_aabb, moving_sphere_sphere, overlap, ray_aabb, ray_plane,
-    ray_sphere, ray_triangle, segment_capsule, segment_sphere,
+    aabb_triangle, closest_point, moving_aabb_aabb, moving_sphere_aabb, moving_sphere_sphere, overlap, ray_aabb,
+    ray_plane, ray_sphere, ray_triangle, segment_capsule, segment_sphere,
 };
 use crate::lanes::{F32x4, F32x8, Lanes, Mask};
 use crate::prim::{Aabb, Capsule, Plane, Primitive, Soa, Sphere, Triangle};
@@ -121,8 +121,13 @@ impl fmt::Debug for Kernel {
 /// | `segment_capsule` | [`segment_capsule::intersect_scalar`] |
 /// | `moving_sphere_aabb` | [`moving_sphere_aabb::time_of_impact_scalar`] |
 /// | `moving_aabb_aabb` | [`moving_aabb_aabb::time_of_impact_scalar`] |
+/// | `closest_point_triangle` | [`closest_point::triangle_scalar`] |
+/// | `closest_point_sphere` | [`closest_point::sphere_scalar`] |
+/// | `closest_point_aabb` | [`closest_point::aabb_scalar`] |
 ///
-/// `ray_sphere_test` and `ray_sphere` run over the same pool.
+/// `ray_sphere_test` and `ray_sphere` run over the same pool. The closest-point kernels have
+/// no miss: a pair "hits" when the point is within [`NEAR`] of the shape's surface, and the
+/// digest is the squared distance.
 pub fn kernels() -> Vec<Kernel> {
     vec![
         Kernel::new::<RaySphereTest>(1),
@@ -138,6 +143,9 @@ pub fn kernels() -> Vec<Kernel> {
         Kernel::new::<SegmentCapsule>(10),
         Kernel::new::<MovingSphereAabb>(11),
         Kernel::new::<MovingAabbAabb>(12),
+        Kernel::new::<ClosestPointTriangle>(13),
+        Kernel::new::<ClosestPointSphere>(14),
+        Kernel::new::<ClosestPointAabb>(15),
     ]
 }
 
@@ -649,6 +657,98 @@ impl KernelDef for MovingAabbAabb {
             vb.lanes(i),
         );
         (hit, Some(t0))
+    }
+}
+
+/// Distance within which a closest-point pair counts as a hit in the pass counts.
+pub const NEAR: f32 = 1.0;
+
+/// `(hit, digest)` of a closest-point pair from its squared distance.
+#[inline(always)]
+fn near_scalar(d2: f32) -> Scalar {
+    (d2 <= NEAR * NEAR, Some(d2))
+}
+#[inline(always)]
+fn near_lanes<L: Lanes>(d2: L) -> LanesOut<L> {
+    (d2.le(L::splat(NEAR * NEAR)), Some(d2))
+}
+
+struct ClosestPointTriangle;
+impl KernelDef for ClosestPointTriangle {
+    const NAME: &'static str = "closest_point_triangle";
+    type Pool = (Points, Prims<Triangle>);
+    /// Triangles as for `ray_triangle`; points up to 2.5 units from the centroid.
+    fn pool(rng: &mut Rng) -> Self::Pool {
+        let pairs = gen_pool(rng, |rng| {
+            let c = rng.vec3(-50.0, 50.0);
+            let mut v = || c + rng.vec3(-2.0, 2.0);
+            let tri = Triangle::new(v(), v(), v());
+            let centroid = (tri.v[0] + tri.v[1] + tri.v[2]) / 3.0;
+            (centroid + rng.unit_vec3() * rng.range(0.0, 2.5), tri)
+        });
+        (Points::new(pairs.iter().map(|p| p.0).collect()), Prims::new(pairs.iter().map(|p| p.1).collect()))
+    }
+    #[inline(always)]
+    fn scalar((p, t): &Self::Pool, i: usize) -> Scalar {
+        let (q, _, _) = closest_point::triangle_scalar(p.v[i], &t.v[i]);
+        near_scalar(closest_point::distance_squared_scalar(p.v[i], q))
+    }
+    #[inline(always)]
+    fn lanes<L: Lanes>((p, t): &Self::Pool, i: usize) -> LanesOut<L> {
+        let pl = p.lanes::<L>(i);
+        let (q, _, _) = closest_point::triangle_lanes(pl, &t.soa.lanes::<L>(i));
+        near_lanes(closest_point::distance_squared_lanes(pl, q))
+    }
+}
+
+struct ClosestPointSphere;
+impl KernelDef for ClosestPointSphere {
+    const NAME: &'static str = "closest_point_sphere";
+    type Pool = (Points, Prims<Sphere>);
+    /// Points inside and around spheres of radius 0.5–2.
+    fn pool(rng: &mut Rng) -> Self::Pool {
+        let pairs = gen_pool(rng, |rng| {
+            let s = Sphere::new(rng.vec3(-50.0, 50.0), rng.range(0.5, 2.0));
+            (s.center + rng.unit_vec3() * rng.range(0.0, s.radius + 2.0), s)
+        });
+        (Points::new(pairs.iter().map(|p| p.0).collect()), Prims::new(pairs.iter().map(|p| p.1).collect()))
+    }
+    #[inline(always)]
+    fn scalar((p, s): &Self::Pool, i: usize) -> Scalar {
+        let (q, _) = closest_point::sphere_scalar(p.v[i], &s.v[i]);
+        near_scalar(closest_point::distance_squared_scalar(p.v[i], q))
+    }
+    #[inline(always)]
+    fn lanes<L: Lanes>((p, s): &Self::Pool, i: usize) -> LanesOut<L> {
+        let pl = p.lanes::<L>(i);
+        let (q, _) = closest_point::sphere_lanes(pl, &s.soa.lanes::<L>(i));
+        near_lanes(closest_point::distance_squared_lanes(pl, q))
+    }
+}
+
+struct ClosestPointAabb;
+impl KernelDef for ClosestPointAabb {
+    const NAME: &'static str = "closest_point_aabb";
+    type Pool = (Points, Prims<Aabb>);
+    /// Points inside and around boxes of half extents 0.5–2.
+    fn pool(rng: &mut Rng) -> Self::Pool {
+        let pairs = gen_pool(rng, |rng| {
+            let c = rng.vec3(-50.0, 50.0);
+            let e = rng.vec3(0.5, 2.0);
+            (c + rng.vec3(-3.5, 3.5), Aabb::new(c - e, c + e))
+        });
+        (Points::new(pairs.iter().map(|p| p.0).collect()), Prims::new(pairs.iter().map(|p| p.1).collect()))
+    }
+    #[inline(always)]
+    fn scalar((p, b): &Self::Pool, i: usize) -> Scalar {
+        let (q, _) = closest_point::aabb_scalar(p.v[i], &b.v[i]);
+        near_scalar(closest_point::distance_squared_scalar(p.v[i], q))
+    }
+    #[inline(always)]
+    fn lanes<L: Lanes>((p, b): &Self::Pool, i: usize) -> LanesOut<L> {
+        let pl = p.lanes::<L>(i);
+        let (q, _) = closest_point::aabb_lanes(pl, &b.soa.lanes::<L>(i));
+        near_lanes(closest_point::distance_squared_lanes(pl, q))
     }
 }
 

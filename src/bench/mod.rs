@@ -2,7 +2,9 @@
 //!
 //! [`run`] is `lanecast bench`: kernel throughput (scalar, x4, x8, one thread, for every entry
 //! of [`kernels`]) and scene query throughput (scalar, x4, x8 and 8-ray packets; one thread and
-//! all threads), each reported with its ratio to the scalar row measured in the same run.
+//! all threads; the `closest_point` row counts point queries, [`Scene::closest_point_batch`]
+//! over points drawn uniformly in the scene box with seed [`SEED_POINTS`]), each reported with
+//! its ratio to the scalar row measured in the same run.
 //!
 //! [`kernels`] is the kernel table: every kernel with a seeded pool of [`PAIRS`] pairs and one
 //! pass over the pool per [`Variant`]. The criterion bench `benches/kernels.rs` times the same
@@ -19,7 +21,7 @@
 
 mod kernels;
 
-pub use kernels::{Kernel, PAIRS, Variant, kernels};
+pub use kernels::{Kernel, NEAR, PAIRS, Variant, kernels};
 
 use crate::camera::Camera;
 use crate::hit::{HitPacket, HitSoa};
@@ -38,13 +40,14 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     /// What was measured: a kernel's [`Kernel::name`] (e.g. `ray_triangle`) or a scene query
-    /// (`closest_coherent`, `closest_incoherent`, `occlusion`).
+    /// (`closest_coherent`, `closest_incoherent`, `occlusion`, `closest_point`).
     pub query: String,
     /// `scalar`, `x4`, `x8` or `packet8`.
     pub backend: String,
     /// Threads used.
     pub threads: usize,
-    /// Millions of rays (or ray–primitive pairs for kernels) per second.
+    /// Millions of rays (ray–primitive pairs for kernels, point queries for
+    /// `closest_point`) per second.
     pub mrays_per_s: f64,
     /// Ratio to the `scalar` row of the same query and thread count.
     pub vs_scalar: f64,
@@ -103,6 +106,15 @@ fn push_rows(rows: &mut Vec<Row>, query: &str, threads: usize, results: &[(&str,
     }
 }
 
+/// Seed of the `closest_point` query points.
+pub const SEED_POINTS: u64 = 0xc105e57;
+
+/// `n` points uniform in `bounds`, seeded.
+fn uniform_points(bounds: &Aabb, n: usize, seed: u64) -> Vec<Vec3> {
+    let mut rng = crate::rng::Rng::new(seed);
+    (0..n).map(|_| bounds.min + (bounds.max - bounds.min) * rng.vec3(0.0, 1.0)).collect()
+}
+
 /// One row per (kernel of the table, scalar / x4 / x8), one thread, items = pairs.
 fn kernel_rows(rows: &mut Vec<Row>, min: Duration) {
     for mut k in kernels() {
@@ -138,6 +150,7 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, cam: &Camera, n: usize, min: D
     };
     let incoherent = workload::incoherent(&bounds, n, 3);
     let mut segs = workload::segments(&bounds, n, 4);
+    let points = uniform_points(&bounds, n, SEED_POINTS);
     Scene::segments_to_los(&mut segs);
     let backends = [("scalar", Backend::Scalar), ("x4", Backend::X4), ("x8", Backend::X8)];
     let all = rayon::current_num_threads();
@@ -170,6 +183,14 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, cam: &Camera, n: usize, min: D
                 })
                 .collect();
             push_rows(rows, "occlusion", threads, &res);
+            let res: Vec<(&str, f64)> = backends
+                .iter()
+                .map(|&(name, b)| {
+                    let mut out = vec![crate::scene::ClosestPoint::MISS; points.len()];
+                    (name, rate(points.len(), min, || scene.closest_point_batch_with(&points, &mut out, b)))
+                })
+                .collect();
+            push_rows(rows, "closest_point", threads, &res);
         });
         if all == 1 {
             break;

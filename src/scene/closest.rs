@@ -216,7 +216,7 @@ fn kind_wide<'a, L: Lanes, N: WideNode, P: Nearest>(
 /// "`distance <= max_distance`"), `f32::MAX` for an infinite radius; `None` for a NaN or
 /// negative radius.
 fn squared_limit(max_distance: f32) -> Option<f32> {
-    if !(max_distance >= 0.0) {
+    if max_distance.is_nan() || max_distance < 0.0 {
         return None;
     }
     if max_distance == f32::INFINITY {

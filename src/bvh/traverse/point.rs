@@ -64,7 +64,7 @@ pub fn point_wide<L: Lanes, N: WideNode>(
     stack: &mut TraversalStack,
 ) {
     const { assert!(L::N == N::WIDTH, "the lanes must be as wide as the nodes") };
-    if bvh.root == EMPTY_CHILD || !(point_aabb_distance_squared(p, &bvh.bounds) <= action.bound()) {
+    if bvh.root == EMPTY_CHILD || point_aabb_distance_squared(p, &bvh.bounds) > action.bound() {
         return;
     }
     let pl = Vec3x::<L>::splat(p);
@@ -128,7 +128,7 @@ pub fn point_wide<L: Lanes, N: WideNode>(
 /// [`point_wide`], two child boxes per node with [`point_aabb_distance_squared`].
 pub fn point_binary(nodes: &[Node2], p: Vec3, action: &mut impl PointLeafAction, stack: &mut TraversalStack) {
     let dist = |i: usize| point_aabb_distance_squared(p, &nodes[i].aabb());
-    if nodes.is_empty() || !(dist(0) <= action.bound()) {
+    if nodes.is_empty() || dist(0) > action.bound() {
         return;
     }
     let mut cur = 0usize;
