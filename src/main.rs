@@ -1,13 +1,16 @@
-//! The `lanecast` command: render, cast, los, bench and info over TOML scenes (see the
-//! README). Thin: parses arguments, calls the library, prints. Exit codes: 0 success,
+//! The `lanecast` command: render, cast, los, count, inside, closest, bench and info over
+//! TOML scenes (see the README). Thin: parses arguments, calls the library, prints. Exit codes: 0 success,
 //! 2 bad input (the message names the file and place), 1 anything else.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use lanecast::io::{AtomicFile, Format, HitWriter, InputKind, IoError, RayReader, VisWriter};
+use lanecast::io::{
+    AllHitsWriter, AtomicFile, ClosestWriter, CountWriter, FlagWriter, Format, HitWriter, InputKind, IoError,
+    PointReader, RayReader, VisWriter,
+};
 use lanecast::render::{self, Axis, Mode, RenderError, Shade};
 use lanecast::scene::file::{SceneFile, default_scene, load_scene_file};
-use lanecast::{Backend, HitSoa, Scene, bench};
+use lanecast::{Backend, ClosestPoint, HitSoa, Scene, bench};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,10 +27,16 @@ struct Cli {
 enum Cmd {
     /// Render a PNG: one primary ray per pixel.
     Render(RenderArgs),
-    /// Closest hit for every ray of a file.
+    /// Closest hit for every ray of a file (every hit with --all).
     Cast(CastArgs),
     /// Line of sight for every segment of a file (1 = visible).
     Los(LosArgs),
+    /// Number of hits along every ray of a file.
+    Count(CountArgs),
+    /// Whether every point of a file is inside the scene's solids (1 = inside).
+    Inside(InsideArgs),
+    /// Closest surface point of the scene to every point of a file.
+    Closest(ClosestArgs),
     /// Kernel and scene-query throughput table (scalar vs x4 vs x8).
     Bench(BenchArgs),
     /// Scene facts: counts, bounds, BVH shape, build time, memory.
@@ -133,6 +142,45 @@ struct CastArgs {
     /// Rays: csv `ox,oy,oz,dx,dy,dz[,tmin,tmax]`, .bin (8 f32), .npy (N,8)/(N,6).
     #[arg(long)]
     rays: String,
+    /// Every hit of every ray, one row per hit led by the ray's index (no row for a miss).
+    #[arg(long)]
+    all: bool,
+    #[command(flatten)]
+    opts: QueryOpts,
+}
+
+#[derive(Args)]
+struct CountArgs {
+    #[command(flatten)]
+    scene: SceneArg,
+    /// Rays: csv `ox,oy,oz,dx,dy,dz[,tmin,tmax]`, .bin (8 f32), .npy (N,8)/(N,6).
+    #[arg(long)]
+    rays: String,
+    #[command(flatten)]
+    opts: QueryOpts,
+}
+
+#[derive(Args)]
+struct InsideArgs {
+    #[command(flatten)]
+    scene: SceneArg,
+    /// Points: csv `x,y,z`, .bin (3 f32), .npy (N,3); every coordinate finite.
+    #[arg(long)]
+    points: String,
+    #[command(flatten)]
+    opts: QueryOpts,
+}
+
+#[derive(Args)]
+struct ClosestArgs {
+    #[command(flatten)]
+    scene: SceneArg,
+    /// Points: csv `x,y,z`, .bin (3 f32), .npy (N,3); every coordinate finite.
+    #[arg(long)]
+    points: String,
+    /// Negative distances for points inside the scene's solids (as `inside` decides).
+    #[arg(long)]
+    signed: bool,
     #[command(flatten)]
     opts: QueryOpts,
 }
@@ -191,6 +239,9 @@ fn main() -> ExitCode {
         Cmd::Render(a) => cmd_render(a),
         Cmd::Cast(a) => cmd_cast(a),
         Cmd::Los(a) => cmd_los(a),
+        Cmd::Count(a) => cmd_count(a),
+        Cmd::Inside(a) => cmd_inside(a),
+        Cmd::Closest(a) => cmd_closest(a),
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Info(a) => cmd_info(a),
     };
@@ -268,6 +319,13 @@ fn output_format(path: &str, flag: Option<FormatArg>) -> Result<Format, Fail> {
 
 const CHUNK: usize = 1 << 16;
 
+/// Rays per chunk of `cast --all`: every hit of a chunk is held at once, so chunks are
+/// smaller than for one record per ray.
+const ALL_CHUNK: usize = 1 << 12;
+
+/// Rays a hit-list file can number (its `ray` column is a u32).
+const MAX_LISTED_RAYS: u64 = 1 << 32;
+
 fn cmd_render(a: RenderArgs) -> Result<(), Fail> {
     // Sizes from the command line are checked before anything is loaded.
     for (flag, axis, value) in [("--width", Axis::Width, a.width), ("--height", Axis::Height, a.height)] {
@@ -321,6 +379,9 @@ fn cmd_render(a: RenderArgs) -> Result<(), Fail> {
 }
 
 fn cmd_cast(a: CastArgs) -> Result<(), Fail> {
+    if a.all {
+        return cmd_cast_all(a);
+    }
     let l = load(&a.scene)?;
     let fmt_in = input_format(&a.rays, a.opts.format)?;
     let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
@@ -335,6 +396,126 @@ fn cmd_cast(a: CastArgs) -> Result<(), Fail> {
             l.scene.intersect_batch_with(&rays, &mut hits, backend);
             writer.write(&hits).map_err(other)?;
             pb.inc(rays.len() as u64);
+        }
+        Ok(())
+    })??;
+    writer.finish().map_err(other)?;
+    pb.finish_and_clear();
+    Ok(())
+}
+
+/// `cast --all`: every hit, one row per hit, led by the ray index.
+fn cmd_cast_all(a: CastArgs) -> Result<(), Fail> {
+    let l = load(&a.scene)?;
+    let fmt_in = input_format(&a.rays, a.opts.format)?;
+    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
+    let fmt_out = output_format(&out, a.opts.format)?;
+    let mut reader = RayReader::open(&a.rays, fmt_in, InputKind::Rays).map_err(bad_input)?;
+    if let Some(n) = reader.total().filter(|&n| n > MAX_LISTED_RAYS) {
+        return Err(Fail::BadInput(format!(
+            "{}: {n} rays: cast --all numbers rays with a u32 (at most {MAX_LISTED_RAYS} rays)",
+            reader.name()
+        )));
+    }
+    let mut writer = AllHitsWriter::create(&out, fmt_out).map_err(other)?;
+    let pb = progress(reader.total(), "casting (all hits)");
+    let backend: Backend = a.opts.backend.into();
+    with_threads(a.opts.threads, || -> Result<(), Fail> {
+        loop {
+            let first = reader.position();
+            let Some(rays) = reader.next_chunk(ALL_CHUNK).map_err(bad_input)? else { break };
+            if reader.position() > MAX_LISTED_RAYS {
+                return Err(Fail::BadInput(format!(
+                    "{}: ray {MAX_LISTED_RAYS}: cast --all numbers rays with a u32 (at most {MAX_LISTED_RAYS} rays)",
+                    reader.name()
+                )));
+            }
+            let lists = l.scene.intersect_all_batch_with(&rays, backend);
+            writer.write(first, &lists).map_err(other)?;
+            pb.inc(rays.len() as u64);
+        }
+        Ok(())
+    })??;
+    writer.finish().map_err(other)?;
+    pb.finish_and_clear();
+    Ok(())
+}
+
+fn cmd_count(a: CountArgs) -> Result<(), Fail> {
+    let l = load(&a.scene)?;
+    let fmt_in = input_format(&a.rays, a.opts.format)?;
+    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
+    let fmt_out = output_format(&out, a.opts.format)?;
+    let mut reader = RayReader::open(&a.rays, fmt_in, InputKind::Rays).map_err(bad_input)?;
+    let mut writer = CountWriter::create(&out, fmt_out).map_err(other)?;
+    let pb = progress(reader.total(), "counting");
+    let backend: Backend = a.opts.backend.into();
+    with_threads(a.opts.threads, || -> Result<(), Fail> {
+        let mut counts = Vec::new();
+        while let Some(rays) = reader.next_chunk(CHUNK).map_err(bad_input)? {
+            counts.resize(rays.len(), 0);
+            l.scene.count_intersections_batch_with(&rays, &mut counts, backend);
+            writer.write(&counts).map_err(other)?;
+            pb.inc(rays.len() as u64);
+        }
+        Ok(())
+    })??;
+    writer.finish().map_err(other)?;
+    pb.finish_and_clear();
+    Ok(())
+}
+
+fn cmd_inside(a: InsideArgs) -> Result<(), Fail> {
+    let l = load(&a.scene)?;
+    let fmt_in = input_format(&a.points, a.opts.format)?;
+    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
+    let fmt_out = output_format(&out, a.opts.format)?;
+    let mut reader = PointReader::open(&a.points, fmt_in).map_err(bad_input)?;
+    let mut writer = FlagWriter::create(&out, fmt_out, "inside").map_err(other)?;
+    let pb = progress(reader.total(), "inside");
+    let backend: Backend = a.opts.backend.into();
+    with_threads(a.opts.threads, || -> Result<(), Fail> {
+        let mut inside = Vec::new();
+        while let Some(points) = reader.next_chunk(CHUNK).map_err(bad_input)? {
+            inside.resize(points.len(), false);
+            l.scene.contains_batch_with(&points, &mut inside, backend);
+            writer.write(&inside).map_err(other)?;
+            pb.inc(points.len() as u64);
+        }
+        Ok(())
+    })??;
+    writer.finish().map_err(other)?;
+    pb.finish_and_clear();
+    Ok(())
+}
+
+fn cmd_closest(a: ClosestArgs) -> Result<(), Fail> {
+    let l = load(&a.scene)?;
+    let fmt_in = input_format(&a.points, a.opts.format)?;
+    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
+    let fmt_out = output_format(&out, a.opts.format)?;
+    let mut reader = PointReader::open(&a.points, fmt_in).map_err(bad_input)?;
+    let mut writer = ClosestWriter::create(&out, fmt_out).map_err(other)?;
+    let pb = progress(reader.total(), "closest points");
+    let backend: Backend = a.opts.backend.into();
+    with_threads(a.opts.threads, || -> Result<(), Fail> {
+        let mut closest = Vec::new();
+        let mut inside = Vec::new();
+        while let Some(points) = reader.next_chunk(CHUNK).map_err(bad_input)? {
+            closest.resize(points.len(), ClosestPoint::MISS);
+            l.scene.closest_point_batch_with(&points, &mut closest, backend);
+            if a.signed {
+                // Negative inside the scene's solids, as `inside` decides it (0 stays +0).
+                inside.resize(points.len(), false);
+                l.scene.contains_batch_with(&points, &mut inside, backend);
+                for (c, &inside) in closest.iter_mut().zip(&inside) {
+                    if inside && c.distance > 0.0 {
+                        c.distance = -c.distance;
+                    }
+                }
+            }
+            writer.write(&closest).map_err(other)?;
+            pb.inc(points.len() as u64);
         }
         Ok(())
     })??;

@@ -1,19 +1,24 @@
-//! Hit and visibility output: the streaming [`HitWriter`] and [`VisWriter`], and whole-file
-//! readers for checking such files.
+//! Hit and visibility output: the streaming [`HitWriter`], [`AllHitsWriter`] and
+//! [`VisWriter`], and whole-file readers for checking such files.
 
 use super::npy;
 use super::sink::Output;
-use super::source::{CsvLines, RecordSource, check_stdio, parse_f32, quote_field, record_place};
+use super::source::{CsvLines, RecordSource, check_stdio, parse_f32, quote_field};
+use super::values::{FlagWriter, read_flags};
 use super::{Format, IoError, STDIN_NAME, push_f32};
 use crate::hit::{Hit, HitKind, HitSoa, NO_ID};
+use crate::scene::HitLists;
 use glam::Vec3;
 use std::fmt::Write as _;
 
 /// The structured dtype of a hit `.npy` file, as a Python literal.
 const HIT_DESCR: &str = "[('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), \
                          ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]";
-/// The dtype of a visibility `.npy` file.
-const VIS_DESCR: &str = "'|b1'";
+/// The structured dtype of a hit-list (`cast --all`) `.npy` file.
+const ALL_DESCR: &str = "[('ray', '<u4'), ('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), \
+                         ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]";
+/// Header line of a hit-list csv file.
+const ALL_CSV_HEADER: &str = "ray,t,geom,prim,u,v,nx,ny,nz";
 /// Bytes per hit record in `.bin` and `.npy`.
 const HIT_RECORD: usize = 32;
 /// Header line of a hit csv file.
@@ -25,18 +30,21 @@ const MISS_CSV: &str = "inf,-1,-1,0,0,0,0,0";
 /// Flush the encode buffer to the output past this many bytes.
 const FLUSH_AT: usize = 1 << 16;
 
-/// Shared state of the two writers.
-struct Records {
-    out: Output,
-    format: Format,
+/// Shared state of the record writers: the output, its format, and for `.npy` the dtype
+/// and the header room reserved for the final shape.
+pub(crate) struct Records {
+    pub(crate) out: Output,
+    pub(crate) format: Format,
     descr: &'static str,
     /// Header length reserved in an `.npy` file (fits any record count).
     reserved: usize,
-    count: u64,
+    pub(crate) count: u64,
 }
 
 impl Records {
-    fn create(path: &str, format: Format, csv_header: &str, descr: &'static str) -> Result<Self, IoError> {
+    /// Starts `path`: the csv header line, or the placeholder `.npy` header for a 1-d array
+    /// of `descr` records.
+    pub(crate) fn create(path: &str, format: Format, csv_header: &str, descr: &'static str) -> Result<Self, IoError> {
         let mut out = Output::create(path, format)?;
         let mut reserved = 0;
         match format {
@@ -50,10 +58,36 @@ impl Records {
         Ok(Self { out, format, descr, reserved, count: 0 })
     }
 
-    fn finish(self) -> Result<(), IoError> {
+    /// Fills in the `.npy` shape, syncs and renames the file into place.
+    pub(crate) fn finish(self) -> Result<(), IoError> {
         let head = (self.format == Format::Npy).then(|| npy::header_bytes(self.descr, &[self.count], self.reserved));
         debug_assert!(head.as_ref().is_none_or(|h| h.len() == self.reserved));
         self.out.finish(head.as_deref())
+    }
+}
+
+/// Appends the csv fields of `h` (no line end): `t,geom,prim,u,v,nx,ny,nz`, or the miss line.
+fn push_hit_csv(text: &mut String, h: &Hit) {
+    if !h.is_hit() {
+        text.push_str(MISS_CSV);
+    } else {
+        push_f32(text, h.t);
+        // Writing to a String cannot fail.
+        let _ = write!(text, ",{},{}", h.geom, h.prim);
+        for x in [h.u, h.v, h.normal.x, h.normal.y, h.normal.z] {
+            text.push(',');
+            push_f32(text, x);
+        }
+    }
+}
+
+/// Appends the 32-byte binary record of `h`.
+fn push_hit_bytes(b: &mut Vec<u8>, h: &Hit) {
+    b.extend_from_slice(&h.t.to_le_bytes());
+    b.extend_from_slice(&h.geom.to_le_bytes());
+    b.extend_from_slice(&h.prim.to_le_bytes());
+    for x in [h.u, h.v, h.normal.x, h.normal.y, h.normal.z] {
+        b.extend_from_slice(&x.to_le_bytes());
     }
 }
 
@@ -83,17 +117,7 @@ impl HitWriter {
             let h = hits.get(i);
             match self.rec.format {
                 Format::Csv => {
-                    if !h.is_hit() {
-                        self.text.push_str(MISS_CSV);
-                    } else {
-                        push_f32(&mut self.text, h.t);
-                        // Writing to a String cannot fail.
-                        let _ = write!(self.text, ",{},{}", h.geom, h.prim);
-                        for x in [h.u, h.v, h.normal.x, h.normal.y, h.normal.z] {
-                            self.text.push(',');
-                            push_f32(&mut self.text, x);
-                        }
-                    }
+                    push_hit_csv(&mut self.text, &h);
                     self.text.push('\n');
                     if self.text.len() >= FLUSH_AT {
                         self.rec.out.write_all(self.text.as_bytes())?;
@@ -101,16 +125,10 @@ impl HitWriter {
                     }
                 }
                 Format::Bin | Format::Npy => {
-                    let b = &mut self.bytes;
-                    b.extend_from_slice(&h.t.to_le_bytes());
-                    b.extend_from_slice(&h.geom.to_le_bytes());
-                    b.extend_from_slice(&h.prim.to_le_bytes());
-                    for x in [h.u, h.v, h.normal.x, h.normal.y, h.normal.z] {
-                        b.extend_from_slice(&x.to_le_bytes());
-                    }
-                    if b.len() >= FLUSH_AT {
-                        self.rec.out.write_all(b)?;
-                        b.clear();
+                    push_hit_bytes(&mut self.bytes, &h);
+                    if self.bytes.len() >= FLUSH_AT {
+                        self.rec.out.write_all(&self.bytes)?;
+                        self.bytes.clear();
                     }
                 }
             }
@@ -137,37 +155,106 @@ impl HitWriter {
 /// Writes line-of-sight results, one record per segment: csv `1`/`0` lines under the header
 /// `visible`, one byte per segment in `.bin`, or an `.npy` bool array (see the
 /// [module docs](super)). The file appears under its name only when [`VisWriter::finish`]
-/// succeeds.
-pub struct VisWriter {
-    rec: Records,
-    buf: Vec<u8>,
-}
+/// succeeds. A [`FlagWriter`] with the column `visible`.
+pub struct VisWriter(FlagWriter);
 
 impl VisWriter {
     /// Starts writing visibility to `path` (`-`: stdout, csv only) in `format`.
     pub fn create(path: &str, format: Format) -> Result<Self, IoError> {
-        Ok(Self { rec: Records::create(path, format, VIS_CSV_HEADER, VIS_DESCR)?, buf: Vec::new() })
+        Ok(Self(FlagWriter::create(path, format, VIS_CSV_HEADER)?))
     }
 
     /// Appends one record per entry of `visible`.
     pub fn write(&mut self, visible: &[bool]) -> Result<(), IoError> {
-        for chunk in visible.chunks(FLUSH_AT / 2) {
-            self.buf.clear();
-            match self.rec.format {
-                Format::Csv => {
-                    for &v in chunk {
-                        self.buf.extend_from_slice(if v { b"1\n" } else { b"0\n" });
-                    }
-                }
-                Format::Bin | Format::Npy => self.buf.extend(chunk.iter().map(|&v| v as u8)),
-            }
-            self.rec.out.write_all(&self.buf)?;
-        }
-        self.rec.count += visible.len() as u64;
-        Ok(())
+        self.0.write(visible)
     }
 
     /// Records written so far.
+    pub fn count(&self) -> u64 {
+        self.0.count()
+    }
+
+    /// Completes the file (fills in the `.npy` shape), syncs it and renames it into place.
+    pub fn finish(self) -> Result<(), IoError> {
+        self.0.finish()
+    }
+}
+
+/// Writes every hit of every ray (`lanecast cast --all`), one record per hit, each led by
+/// the index of its ray: csv under the header `ray,t,geom,prim,u,v,nx,ny,nz`, 36-byte
+/// `.bin` records (`ray` u32, then a hit record as [`HitWriter`] writes it), or an `.npy`
+/// structured array of those 9 fields (see the [module docs](super)). A ray without hits
+/// writes nothing. The file appears under its name only when [`AllHitsWriter::finish`]
+/// succeeds.
+pub struct AllHitsWriter {
+    rec: Records,
+    text: String,
+    bytes: Vec<u8>,
+}
+
+impl AllHitsWriter {
+    /// Starts writing hit lists to `path` (`-`: stdout, csv only) in `format`.
+    pub fn create(path: &str, format: Format) -> Result<Self, IoError> {
+        Ok(Self {
+            rec: Records::create(path, format, ALL_CSV_HEADER, ALL_DESCR)?,
+            text: String::new(),
+            bytes: Vec::new(),
+        })
+    }
+
+    /// Appends the hits of `lists`, ray by ray in the order of `lists.hits`; the rays of
+    /// `lists` are numbered from `first_ray`.
+    ///
+    /// Fails, writing nothing, when a ray index of this chunk does not fit the u32 `ray`
+    /// column (`first_ray + lists.rays() > 2^32`).
+    pub fn write(&mut self, first_ray: u64, lists: &HitLists) -> Result<(), IoError> {
+        let rays = lists.rays() as u64;
+        if first_ray.saturating_add(rays) > u64::from(u32::MAX) + 1 {
+            let name = self.rec.out.name().to_string();
+            return Err(IoError::new(
+                name,
+                format!(
+                    "ray index {} does not fit the u32 `ray` column (at most {} rays)",
+                    first_ray.max(u64::from(u32::MAX) + 1),
+                    u64::from(u32::MAX) + 1
+                ),
+            ));
+        }
+        for r in 0..lists.rays() {
+            let ray = (first_ray + r as u64) as u32;
+            for k in lists.ray_splits[r] as usize..lists.ray_splits[r + 1] as usize {
+                let h = lists.hits.get(k);
+                match self.rec.format {
+                    Format::Csv => {
+                        // Writing to a String cannot fail.
+                        let _ = write!(self.text, "{ray},");
+                        push_hit_csv(&mut self.text, &h);
+                        self.text.push('\n');
+                        if self.text.len() >= FLUSH_AT {
+                            self.rec.out.write_all(self.text.as_bytes())?;
+                            self.text.clear();
+                        }
+                    }
+                    Format::Bin | Format::Npy => {
+                        self.bytes.extend_from_slice(&ray.to_le_bytes());
+                        push_hit_bytes(&mut self.bytes, &h);
+                        if self.bytes.len() >= FLUSH_AT {
+                            self.rec.out.write_all(&self.bytes)?;
+                            self.bytes.clear();
+                        }
+                    }
+                }
+                self.rec.count += 1;
+            }
+        }
+        self.rec.out.write_all(self.text.as_bytes())?;
+        self.rec.out.write_all(&self.bytes)?;
+        self.text.clear();
+        self.bytes.clear();
+        Ok(())
+    }
+
+    /// Records (hits) written so far.
     pub fn count(&self) -> u64 {
         self.rec.count
     }
@@ -180,7 +267,7 @@ impl VisWriter {
 
 /// Opens the records of a hit or visibility file in a binary format, checking an `.npy`
 /// header against `descr` and a 1-d shape.
-fn open_records(path: &str, format: Format, descr: &str, rec: usize) -> Result<RecordSource, IoError> {
+pub(crate) fn open_records(path: &str, format: Format, descr: &str, rec: usize) -> Result<RecordSource, IoError> {
     if format == Format::Bin {
         return RecordSource::open_bin(path, rec);
     }
@@ -276,39 +363,5 @@ pub fn read_hits(path: &str, format: Format) -> Result<HitSoa, IoError> {
 /// Reads a whole visibility file (as written by [`VisWriter`]) into memory; every record
 /// must be `1` or `0` (bytes 1/0 in `.bin` and `.npy`). Meant for tests and tools.
 pub fn read_visibility(path: &str, format: Format) -> Result<Vec<bool>, IoError> {
-    check_stdio(path, format, STDIN_NAME)?;
-    let mut out = Vec::new();
-    match format {
-        Format::Csv => {
-            let mut lines = CsvLines::open(path)?;
-            while let Some(line) = lines.next_line()? {
-                match line {
-                    "1" => out.push(true),
-                    "0" => out.push(false),
-                    other => {
-                        let msg = format!("expected 1 or 0, got {}", quote_field(other));
-                        return Err(lines.err(msg));
-                    }
-                }
-            }
-        }
-        Format::Bin | Format::Npy => {
-            let mut src = open_records(path, format, VIS_DESCR, 1)?;
-            loop {
-                let start = src.position();
-                let data_offset = src.data_offset();
-                let Some(bytes) = src.next_records(1 << 16)? else {
-                    break;
-                };
-                if let Some(i) = bytes.iter().position(|&b| b > 1) {
-                    let at = start + i as u64;
-                    let msg = format!("byte value {} is not 1 or 0", bytes[i]);
-                    let place = record_place(at, data_offset + at);
-                    return Err(IoError::at(src.name(), place, msg));
-                }
-                out.extend(bytes.iter().map(|&b| b == 1));
-            }
-        }
-    }
-    Ok(out)
+    read_flags(path, format)
 }

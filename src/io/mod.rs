@@ -1,5 +1,5 @@
-//! Ray, segment, hit and visibility files: csv, raw little-endian `.bin` and `.npy`,
-//! streamed in bounded chunks.
+//! Ray, segment, point, hit, visibility, count and closest-point files: csv, raw
+//! little-endian `.bin` and `.npy`, streamed in bounded chunks.
 //!
 //! # Formats
 //!
@@ -13,6 +13,11 @@
 //! | segments (in) | `ax,ay,az,bx,by,bz` | 6 × f32 | `<f4`, shape (N, 6), C order |
 //! | hits (out) | header `t,geom,prim,u,v,nx,ny,nz`; a miss is `inf,-1,-1,0,0,0,0,0` | 32 bytes: `t` f32, `geom` u32, `prim` u32, `u v nx ny nz` f32; a miss has `t = +inf`, ids `0xFFFFFFFF` | structured dtype `[('t','<f4'),('geom','<u4'),('prim','<u4'),('u','<f4'),('v','<f4'),('nx','<f4'),('ny','<f4'),('nz','<f4')]`, shape (N,) |
 //! | visibility (out) | header `visible`, then `1` or `0` per line | 1 byte per segment (1/0) | `\|b1`, shape (N,) |
+//! | points (in) | `x,y,z` | 3 × f32: `x y z` | `<f4`, shape (N, 3), C order |
+//! | hit lists (out, `cast --all`) | header `ray,t,geom,prim,u,v,nx,ny,nz`, one line per hit | 36 bytes: `ray` u32, then a hit record | structured dtype `[('ray','<u4')]` + the 8 hit fields, shape (hits,) |
+//! | counts (out) | header `count`, then a decimal u32 per line | 4 bytes: u32 | `<u4`, shape (N,) |
+//! | inside (out) | header `inside`, then `1` or `0` per line | 1 byte per point (1/0) | `\|b1`, shape (N,) |
+//! | closest (out) | header `x,y,z,distance,geom,prim,u,v`; a miss is `inf,inf,inf,inf,-1,-1,0,0` | 32 bytes: `x y z distance` f32, `geom prim` u32, `u v` f32; a miss has `x y z distance = +inf`, ids `0xFFFFFFFF` | structured dtype `[('x','<f4'),('y','<f4'),('z','<f4'),('distance','<f4'),('geom','<u4'),('prim','<u4'),('u','<f4'),('v','<f4')]`, shape (N,) |
 //!
 //! * **Rays** without `tmin,tmax` (6 csv fields, or an `.npy` of shape (N, 6)) get
 //!   `t ∈ [0, +inf)`. A csv file may mix 6- and 8-field lines.
@@ -26,8 +31,13 @@
 //!   Whitespace around fields is ignored. Numbers are decimal or exponent notation; `inf`,
 //!   `-inf`, `infinity` and `nan` (any case) are numbers too. Every other line must have
 //!   the right number of numeric fields.
-//! * **NaN and infinite values are not errors** here: such rays are defined misses in the
-//!   library (see [`crate::ray`]), and output order always equals input order.
+//! * **NaN and infinite values are not errors in ray and segment files**: such rays are
+//!   defined misses in the library (see [`crate::ray`]), and output order always equals
+//!   input order. **In point files they are errors** naming the line or record and the
+//!   column ([`PointReader`]): a point has no defined answer to fall back on.
+//! * **Hit lists** ([`AllHitsWriter`]) hold one record per hit, sorted by ray then `t`
+//!   (ties by `geom`, `prim`), led by the 0-based index of the ray in the input; a ray
+//!   without hits has no record.
 //! * **Floats in csv output** are written in the shortest form that reads back to the same
 //!   f32 (`inf`, `-inf` and `nan` for the non-finite values).
 //! * **`.npy`** files are read in format versions 1.0, 2.0 and 3.0 and written in 1.0, with
@@ -36,12 +46,14 @@
 //!
 //! # Streaming
 //!
-//! [`RayReader::next_chunk`] returns at most the requested number of records at a time and
-//! keeps no more than one chunk (plus a 64 KiB read buffer and, for csv, the current line)
-//! in memory, so memory use does not grow with the file's length. The writers
-//! ([`HitWriter`], [`VisWriter`]) append one chunk at a time through a 64 KiB buffer; the
-//! `.npy` hit and visibility writers reserve a header wide enough for any record count and
-//! fill in the shape in `finish`.
+//! [`RayReader::next_chunk`] and [`PointReader::next_chunk`] return at most the requested
+//! number of records at a time and keep no more than one chunk (plus a 64 KiB read buffer
+//! and, for csv, the current line) in memory, so memory use does not grow with the file's
+//! length. The writers
+//! ([`HitWriter`], [`AllHitsWriter`], [`VisWriter`], [`FlagWriter`], [`CountWriter`],
+//! [`ClosestWriter`]) append one chunk at a time through a 64 KiB buffer; their `.npy`
+//! files reserve a header wide enough for any record count and fill in the shape in
+//! `finish`.
 //!
 //! # Errors
 //!
@@ -93,13 +105,17 @@
 
 mod hits;
 pub(crate) mod npy;
+mod points;
 mod rays;
 mod sink;
 mod source;
+mod values;
 
-pub use hits::{HitWriter, VisWriter, read_hits, read_visibility};
+pub use hits::{AllHitsWriter, HitWriter, VisWriter, read_hits, read_visibility};
+pub use points::{POINT_COLUMNS, PointReader, write_points};
 pub use rays::{RayReader, write_f32_records, write_rays, write_segments};
 pub use sink::AtomicFile;
+pub use values::{ClosestWriter, CountWriter, FlagWriter, read_counts, read_flags};
 
 use std::fmt;
 use std::path::Path;

@@ -214,6 +214,11 @@ impl Output {
         Ok(Self { name: path.to_string(), kind: Kind::File(AtomicFile::create(path)?) })
     }
 
+    /// The name errors use for this output (`<stdout>` for `-`).
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Appends `bytes`.
     pub(crate) fn write_all(&mut self, bytes: &[u8]) -> Result<(), IoError> {
         match &mut self.kind {

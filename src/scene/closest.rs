@@ -342,7 +342,7 @@ impl Scene {
     /// `+inf` as `distance`. The sign comes from the crossing parity of the watertight test,
     /// not from pseudonormals: it is exact for closed, consistently oriented meshes, also
     /// for points very near the surface, and follows the parity rule of `contains` for open
-    /// ones. A point on the surface has distance `0` (sign of zero unspecified).
+    /// ones. A point on the surface has distance `+0`.
     pub fn signed_distance(&self, p: Vec3) -> f32 {
         self.signed_distance_with(p, self.backend)
     }
@@ -350,7 +350,7 @@ impl Scene {
     /// [`Scene::signed_distance`] with a given backend.
     pub fn signed_distance_with(&self, p: Vec3, backend: Backend) -> f32 {
         let d = self.closest_point_with(p, backend).map_or(f32::INFINITY, |c| c.distance);
-        if d.is_finite() && self.contains_with(p, backend) { -d } else { d }
+        if d > 0.0 && d.is_finite() && self.contains_with(p, backend) { -d } else { d }
     }
 
     /// The closest point of every point of `points` into `out` (the same length), on all
