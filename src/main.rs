@@ -10,7 +10,7 @@ use lanecast::io::{
 };
 use lanecast::render::{self, Axis, Mode, RenderError, Shade};
 use lanecast::scene::file::{SceneFile, default_scene, load_scene_file};
-use lanecast::{Backend, ClosestPoint, HitSoa, Scene, bench};
+use lanecast::{Backend, ClosestPoint, HitSoa, Scene, TriangleTest, bench};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -283,6 +283,12 @@ struct Loaded {
 }
 
 fn load(arg: &SceneArg) -> Result<Loaded, Fail> {
+    load_keeping(arg, false).map(|(l, _)| l)
+}
+
+/// [`load`], and with `keep` also the scene built with the Möller–Trumbore opt-in (for the
+/// bench's comparison rows).
+fn load_keeping(arg: &SceneArg, keep: bool) -> Result<(Loaded, Option<Scene>), Fail> {
     let pb = progress(None, "loading scene");
     let (mut file, name) = match &arg.scene {
         Some(p) => (load_scene_file(p)?, p.display().to_string()),
@@ -290,9 +296,10 @@ fn load(arg: &SceneArg) -> Result<Loaded, Fail> {
     };
     pb.set_message("building BVH");
     let builder = std::mem::take(&mut file.builder);
+    let mt = if keep { Some(builder.clone().triangle_test(TriangleTest::MollerTrumbore).build()?) } else { None };
     let scene = builder.build()?;
     pb.finish_and_clear();
-    Ok(Loaded { scene, file, name })
+    Ok((Loaded { scene, file, name }, mt))
 }
 
 fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T, Fail> {
@@ -554,8 +561,8 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Fail> {
     if a.rays == 0 {
         return Err(Fail::BadInput("--rays must be at least 1".into()));
     }
-    let l = load(&a.scene)?;
-    let report = bench::run(&l.scene, &l.name, l.file.camera.as_ref(), a.rays, Duration::from_millis(300));
+    let (l, mt) = load_keeping(&a.scene, true)?;
+    let report = bench::run(&l.scene, mt.as_ref(), &l.name, l.file.camera.as_ref(), a.rays, Duration::from_millis(300));
     print!("{}", report.to_text());
     if let Some(path) = a.json {
         let text = serde_json::to_string_pretty(&report).map_err(other)?;

@@ -323,7 +323,9 @@ fn info_and_bench_report() {
         "ray_sphere",
         "ray_aabb",
         "ray_triangle",
+        "ray_triangle_watertight",
         "aabb_triangle_sat",
+        "closest_point",
         "closest_coherent",
         "closest_incoherent",
         "occlusion",
@@ -331,9 +333,13 @@ fn info_and_bench_report() {
         assert!(rows.iter().any(|r| r["query"] == q), "no row for {q}");
     }
     for r in rows {
-        assert!(["scalar", "x4", "x8", "packet8"].contains(&r["backend"].as_str().unwrap()));
+        assert!(["scalar", "x4", "x8", "packet8", "x8_mt", "packet8_mt"].contains(&r["backend"].as_str().unwrap()));
         assert!(r["threads"].as_u64().unwrap() >= 1);
         assert!(r["mrays_per_s"].as_f64().unwrap() > 0.0 && r["vs_scalar"].as_f64().unwrap() > 0.0);
+    }
+    // The watertight default against the Möller–Trumbore opt-in, on the same scene.
+    for q in ["closest_coherent", "closest_incoherent", "occlusion"] {
+        assert!(rows.iter().any(|r| r["query"] == q && r["backend"] == "x8_mt"), "no x8_mt row for {q}");
     }
 }
 

@@ -42,7 +42,8 @@ pub struct Row {
     /// What was measured: a kernel's [`Kernel::name`] (e.g. `ray_triangle`) or a scene query
     /// (`closest_coherent`, `closest_incoherent`, `occlusion`, `closest_point`).
     pub query: String,
-    /// `scalar`, `x4`, `x8` or `packet8`.
+    /// `scalar`, `x4`, `x8` or `packet8`; `x8_mt` and `packet8_mt` are those on the same scene
+    /// built with the Möller–Trumbore opt-in (scene query rows, when one is given).
     pub backend: String,
     /// Threads used.
     pub threads: usize,
@@ -140,7 +141,7 @@ pub fn fallback_camera(scene: &Scene) -> Camera {
     Camera::new(c + Vec3::new(0.3, 0.4, 1.0).normalize() * r * 1.2, c, 45.0)
 }
 
-fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, cam: &Camera, n: usize, min: Duration) {
+fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, scene_mt: Option<&Scene>, cam: &Camera, n: usize, min: Duration) {
     let side = ((n as f64).sqrt() as u32).max(8);
     let primary = workload::primary(cam, side, side);
     let bounds = if scene.bounds().min.x <= scene.bounds().max.x {
@@ -165,6 +166,10 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, cam: &Camera, n: usize, min: D
                         (name, rate(rays.len(), min, || scene.intersect_batch_with(rays, &mut out, b)))
                     })
                     .collect();
+                if let Some(mt) = scene_mt {
+                    let mut out = HitSoa::default();
+                    res.push(("x8_mt", rate(rays.len(), min, || mt.intersect_batch_with(rays, &mut out, Backend::X8))));
+                }
                 if query == "closest_coherent" {
                     res.push((
                         "packet8",
@@ -172,16 +177,28 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, cam: &Camera, n: usize, min: D
                             black_box(packet_batch(scene, rays));
                         }),
                     ));
+                    if let Some(mt) = scene_mt {
+                        res.push((
+                            "packet8_mt",
+                            rate(rays.len(), min, || {
+                                black_box(packet_batch(mt, rays));
+                            }),
+                        ));
+                    }
                 }
                 push_rows(rows, query, threads, &res);
             }
-            let res: Vec<(&str, f64)> = backends
+            let mut res: Vec<(&str, f64)> = backends
                 .iter()
                 .map(|&(name, b)| {
                     let mut out = vec![false; segs.len()];
                     (name, rate(segs.len(), min, || scene.occluded_batch_with(&segs, &mut out, b)))
                 })
                 .collect();
+            if let Some(mt) = scene_mt {
+                let mut out = vec![false; segs.len()];
+                res.push(("x8_mt", rate(segs.len(), min, || mt.occluded_batch_with(&segs, &mut out, Backend::X8))));
+            }
             push_rows(rows, "occlusion", threads, &res);
             let res: Vec<(&str, f64)> = backends
                 .iter()
@@ -210,13 +227,22 @@ fn packet_batch(scene: &Scene, rays: &RaySoa) -> usize {
         .sum()
 }
 
-/// Runs the kernel and scene benchmarks. `rays` is the size of each scene ray set;
+/// Runs the kernel and scene benchmarks (with `scene_mt`, the same scene built with
+/// [`crate::TriangleTest::MollerTrumbore`], also its `x8_mt`/`packet8_mt` rows). `rays` is the
+/// size of each scene ray set;
 /// `min_time` the minimum time per measurement.
-pub fn run(scene: &Scene, scene_name: &str, cam: Option<&Camera>, rays: usize, min_time: Duration) -> Report {
+pub fn run(
+    scene: &Scene,
+    scene_mt: Option<&Scene>,
+    scene_name: &str,
+    cam: Option<&Camera>,
+    rays: usize,
+    min_time: Duration,
+) -> Report {
     let mut rows = Vec::new();
     kernel_rows(&mut rows, min_time);
     let cam = cam.copied().unwrap_or_else(|| fallback_camera(scene));
-    scene_rows(&mut rows, scene, &cam, rays, min_time);
+    scene_rows(&mut rows, scene, scene_mt, &cam, rays, min_time);
     Report { lanes: crate::lanes::instruction_set().into(), scene: scene_name.into(), rows }
 }
 
@@ -246,11 +272,33 @@ mod tests {
         b.add_sphere(crate::prim::Sphere::new(Vec3::ZERO, 1.0)).unwrap();
         let scene = b.build().unwrap();
         let mut rows = Vec::new();
-        scene_rows(&mut rows, &scene, &fallback_camera(&scene), 64, Duration::ZERO);
+        scene_rows(&mut rows, &scene, None, &fallback_camera(&scene), 64, Duration::ZERO);
         for backend in ["scalar", "x4", "x8"] {
             let r = rows.iter().find(|r| r.query == "closest_point" && r.backend == backend && r.threads == 1);
             let r = r.unwrap_or_else(|| panic!("no closest_point row for {backend}: {rows:?}"));
             assert!(r.mrays_per_s > 0.0 && r.mrays_per_s.is_finite(), "{r:?}");
+        }
+        assert!(!rows.iter().any(|r| r.backend.ends_with("_mt")), "no Möller–Trumbore rows without its scene");
+    }
+
+    #[test]
+    fn scene_rows_compare_moller_trumbore_when_given_its_scene() {
+        let tri = crate::prim::Triangle::new(Vec3::ZERO, Vec3::X, Vec3::Y);
+        let mut b = crate::scene::SceneBuilder::new();
+        b.add_triangle(tri).unwrap();
+        let mt = b.clone().triangle_test(crate::TriangleTest::MollerTrumbore).build().unwrap();
+        let scene = b.build().unwrap();
+        let mut rows = Vec::new();
+        scene_rows(&mut rows, &scene, Some(&mt), &fallback_camera(&scene), 64, Duration::ZERO);
+        for (query, backend) in [
+            ("closest_coherent", "x8_mt"),
+            ("closest_coherent", "packet8_mt"),
+            ("closest_incoherent", "x8_mt"),
+            ("occlusion", "x8_mt"),
+        ] {
+            let r = rows.iter().find(|r| r.query == query && r.backend == backend && r.threads == 1);
+            let r = r.unwrap_or_else(|| panic!("no {query} {backend} row: {rows:?}"));
+            assert!(r.mrays_per_s > 0.0 && r.vs_scalar > 0.0, "{r:?}");
         }
     }
 
