@@ -67,14 +67,16 @@ pub struct Report {
 
 impl Report {
     /// The table as text, first line `lanes: <isa>`, then `scene: <name>`, then one aligned
-    /// line per row (the query column as wide as the longest query, at least 20).
+    /// line per row (the query column as wide as the longest query, at least 20; the
+    /// backend column as wide as the longest backend, at least 8).
     pub fn to_text(&self) -> String {
         let w = self.rows.iter().map(|r| r.query.len()).max().unwrap_or(0).max(20);
+        let b = self.rows.iter().map(|r| r.backend.len()).max().unwrap_or(0).max(8);
         let mut s = format!("lanes: {}\nscene: {}\n", self.lanes, self.scene);
-        s += &format!("{:<w$} {:<8} {:>7} {:>12} {:>10}\n", "query", "backend", "threads", "Mrays/s", "vs scalar");
+        s += &format!("{:<w$} {:<b$} {:>7} {:>12} {:>10}\n", "query", "backend", "threads", "Mrays/s", "vs scalar");
         for r in &self.rows {
             s += &format!(
-                "{:<w$} {:<8} {:>7} {:>12.2} {:>9.2}x\n",
+                "{:<w$} {:<b$} {:>7} {:>12.2} {:>9.2}x\n",
                 r.query, r.backend, r.threads, r.mrays_per_s, r.vs_scalar
             );
         }
@@ -322,5 +324,11 @@ mod tests {
         assert_eq!(lines[3], "ray_aabb                 scalar         1        12.50      1.00x");
         assert_eq!(lines[4], "segment_sphere_crossings x8             1        12.50      1.00x");
         assert!(lines[2].starts_with("query                    backend"), "{}", lines[2]);
+        // A backend name longer than the header widens its column for every line.
+        let wide = Report { rows: vec![row("ray_aabb", "scalar"), row("ray_aabb", "packet8_mt")], ..report };
+        let text = wide.to_text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[3], "ray_aabb             scalar           1        12.50      1.00x");
+        assert_eq!(lines[4], "ray_aabb             packet8_mt       1        12.50      1.00x");
     }
 }
