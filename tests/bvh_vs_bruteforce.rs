@@ -10,7 +10,7 @@
 //! * Packets == single rays; batches == single rays, identical for 1 and N threads.
 
 use glam::Vec3;
-use lanecast::kernel::{ray_aabb, ray_plane, ray_sphere, watertight};
+use lanecast::kernel::{closest_point as cp, ray_aabb, ray_plane, ray_sphere, watertight};
 use lanecast::prim::{Aabb, Plane, Sphere, Triangle};
 use lanecast::rng::Rng;
 use lanecast::scene::{Backend, CONTAINS_DIR, PacketScratch};
@@ -265,8 +265,29 @@ fn contains_brute_force(w: &Built, p: Vec3) -> bool {
     w.prims.tris.iter().filter(|(t, _)| watertight::intersect_scalar(&ray, t).is_some()).count() % 2 == 1
 }
 
-/// `intersect_all`, `count_intersections` and `contains` of every backend against brute
-/// force, exactly.
+/// The closest point of `p` by brute force over every primitive added, with the scalar
+/// reference kernels: `(distance² , [geom, prim], point)`, the smallest distance², ties to
+/// the smaller ids.
+fn closest_brute_force(w: &Built, p: Vec3) -> Option<(f32, [u32; 2], Vec3)> {
+    let mut all: Vec<(f32, [u32; 2], Vec3)> = Vec::new();
+    let mut offer = |q: Vec3, ids: [u32; 2]| all.push((cp::distance_squared_scalar(p, q), ids, q));
+    for (t, ids) in &w.prims.tris {
+        offer(cp::triangle_scalar(p, t).0, *ids);
+    }
+    for (sp, ids) in &w.prims.spheres {
+        offer(cp::sphere_scalar(p, sp).0, *ids);
+    }
+    for (bx, ids) in &w.prims.boxes {
+        offer(cp::aabb_scalar(p, bx).0, *ids);
+    }
+    for (pl, ids) in &w.prims.planes {
+        offer(cp::plane_scalar(p, pl), *ids);
+    }
+    all.into_iter().filter(|c| c.0.is_finite()).min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+}
+
+/// `intersect_all`, `count_intersections`, `contains` and `closest_point` of every backend
+/// against brute force, exactly.
 fn check_all_hits(w: &Built, rays: &[Ray]) {
     let s = &w.scene;
     for ray in rays {
@@ -282,8 +303,12 @@ fn check_all_hits(w: &Built, rays: &[Ray]) {
         }
         for p in [ray.origin, ray.at(0.5)] {
             let want = contains_brute_force(w, p);
+            let near = closest_brute_force(w, p);
             for b in BACKENDS {
                 assert_eq!(s.contains_with(p, b), want, "{b:?}: contains({p})");
+                let got = s.closest_point_with(p, b).map(|c| (c.distance.to_bits(), [c.geom, c.prim], c.point));
+                let want = near.map(|(d2, ids, q)| (d2.sqrt().to_bits(), ids, q));
+                assert_eq!(got, want, "{b:?}: closest_point({p})");
             }
         }
     }
