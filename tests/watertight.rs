@@ -319,6 +319,26 @@ fn leak_run(rays_per_mesh: usize) {
     assert!(mt_misses > 0 && mt_even > 0, "the aimed rays no longer find Möller–Trumbore's leaks");
 }
 
+/// Found by the soak: a ray from inside the 1000-long thin box leaves through the long edge
+/// where the y = 3.5 and z = 6.5 sides meet. The x8 tree finds the crossing; the binary and
+/// 4-wide trees cull it: the kernel decides in sheared ray space, whose rounding (about an ulp
+/// of the 500-unit coordinates) can put the hit just outside the claimed triangle's box, and
+/// the boxes are not yet widened by that error. Open: fix by widening leaf boxes by the
+/// kernel's error bound, then remove the `ignore`.
+#[test]
+#[ignore = "known leak: BVH boxes do not yet allow for the watertight kernel's shear rounding"]
+fn thin_box_edge_ray_from_the_soak() {
+    let m = &closed_meshes()[9];
+    let ray = Ray::new(
+        Vec3::from_array([3206432869u32, 1077933535, 1088421240].map(f32::from_bits)),
+        Vec3::from_array([1062091891u32, 1054257064, 3201714800].map(f32::from_bits)),
+    );
+    let scene = m.scene(TriangleTest::Watertight);
+    for b in BACKENDS {
+        assert_eq!(scene.count_intersections_with(&ray, b), 1, "{b:?}");
+    }
+}
+
 #[test]
 fn closed_meshes_do_not_leak() {
     leak_run(11_000);
