@@ -319,14 +319,13 @@ fn leak_run(rays_per_mesh: usize) {
     assert!(mt_misses > 0 && mt_even > 0, "the aimed rays no longer find Möller–Trumbore's leaks");
 }
 
-/// Found by the soak: a ray from inside the 1000-long thin box leaves through the long edge
-/// where the y = 3.5 and z = 6.5 sides meet. The x8 tree finds the crossing; the binary and
-/// 4-wide trees cull it: the kernel decides in sheared ray space, whose rounding (about an ulp
-/// of the 500-unit coordinates) can put the hit just outside the claimed triangle's box, and
-/// the boxes are not yet widened by that error. Open: fix by widening leaf boxes by the
-/// kernel's error bound, then remove the `ignore`.
+/// Found by the 10^7-ray soak: a ray from inside the 1000-long thin box leaves through the
+/// long edge where the y = 3.5 and z = 6.5 sides meet. The kernel decides in sheared ray
+/// space, whose rounding (about an ulp of the 500-unit coordinates) put the hit just outside
+/// the claimed triangle's exact box, and the binary and 4-wide trees culled it (the x8 tree
+/// found it). Fixed by the BVH's widened triangle boxes (`watertight::traversal_bounds`):
+/// with the exact boxes back, this test fails.
 #[test]
-#[ignore = "known leak: BVH boxes do not yet allow for the watertight kernel's shear rounding"]
 fn thin_box_edge_ray_from_the_soak() {
     let m = &closed_meshes()[9];
     let ray = Ray::new(
@@ -691,4 +690,28 @@ fn hits_agree_with_an_independent_f64_solve() {
         hits += 1;
     }
     assert!(hits > 5_000, "only {hits} well-conditioned cases");
+}
+
+/// The BVH's triangle boxes hold the exact box with room on every side, also where the
+/// margin is below an ulp of the coordinates, and leave triangles with an infinite extent alone.
+#[test]
+fn traversal_bounds_widen_every_side() {
+    let cases = [
+        Triangle::new(Vec3::new(-500.0, 3.5, 6.5), Vec3::new(500.0, 3.5, 6.5), Vec3::new(500.0, 3.5, 7.5)),
+        Triangle::new(Vec3::splat(1e7), Vec3::new(1e7 + 1.0, 1e7, 1e7), Vec3::new(1e7, 1e7 + 1.0, 1e7)),
+        Triangle::new(Vec3::ZERO, Vec3::ZERO, Vec3::ZERO),
+        Triangle::new(Vec3::splat(-1e-30), Vec3::splat(1e-30), Vec3::new(0.0, 1e-30, 0.0)),
+    ];
+    for t in cases {
+        let (exact, wide) = (t.aabb(), watertight::traversal_bounds(&t));
+        assert!(wide.min.cmplt(exact.min).all() && wide.max.cmpgt(exact.max).all(), "{t:?}: {wide:?}");
+        // The margin is 2^-17 of the largest extent, rounded outwards by one ulp.
+        let m = (exact.max - exact.min).max_element() * watertight::BOX_MARGIN;
+        assert!((exact.min - wide.min).cmple(Vec3::splat(m) + exact.min.abs() * 2.5e-7 + 1e-44).all());
+    }
+    // 1000 long: about 7.6e-3 of room across the sliver.
+    let long = watertight::traversal_bounds(&cases[0]);
+    assert!(long.max.y - 3.5 > 7e-3 && long.max.y - 3.5 < 8e-3);
+    let bad = Triangle::new(Vec3::new(f32::INFINITY, 0.0, 0.0), Vec3::ONE, Vec3::X);
+    assert_eq!(format!("{:?}", watertight::traversal_bounds(&bad)), format!("{:?}", bad.aabb()));
 }

@@ -39,10 +39,19 @@
 //!
 //! Degenerate triangles need no special case: one seen with zero area in ray space is
 //! missed, any other is resolved by the edge functions like every triangle.
+//!
+//! **Boxes for a traversal** ([`traversal_bounds`]): the test decides on the rounded
+//! ray-space coordinates, so it can claim a crossing a little outside the triangle's exact
+//! box. The error has a part proportional to the ray's length to the hit, which the
+//! traversal's relative slab slack covers, and a part proportional to the triangle's size
+//! (a vertex far from the hit point still enters the edge functions), which it does not: a
+//! 1000-long sliver crossed near its middle, 1 unit from the origin, is the case. A BVH over
+//! triangles therefore bounds each one by its box widened by [`BOX_MARGIN`] of its largest
+//! extent, so no box culls a hit this test reports.
 
 use crate::kernel::ray_triangle::TriHit;
 use crate::lanes::{Lanes, Mask};
-use crate::prim::{Triangle, TriangleLanes};
+use crate::prim::{Aabb, Triangle, TriangleLanes};
 use crate::ray::{Ray, RayPacket};
 use crate::vec3x::Vec3x;
 use glam::Vec3;
@@ -52,6 +61,24 @@ use glam::Vec3;
 const PRECHECK_MARGIN: f32 = 1.0 / 1_048_576.0;
 /// Largest `|det|` for the pre-check (`1/det` stays a normal f32 well above it).
 const PRECHECK_MAX_DET: f32 = 1e30;
+
+/// Relative margin of [`traversal_bounds`]: `2⁻¹⁷` of the triangle's largest extent, 128
+/// times the f32 unit roundoff, far above the few roundings between a vertex and an edge
+/// function (subtraction of the origin, shear, products).
+pub const BOX_MARGIN: f32 = 1.0 / 131_072.0;
+
+/// The box a BVH keeps for `tri` under the watertight test: its exact box widened on every
+/// side by [`BOX_MARGIN`] of its largest extent, rounded outwards (so the widening survives
+/// coordinates much larger than the triangle). A triangle with a non-finite vertex keeps its
+/// plain box.
+pub fn traversal_bounds(tri: &Triangle) -> Aabb {
+    let b = tri.aabb();
+    let m = (b.max - b.min).max_element() * BOX_MARGIN;
+    if !m.is_finite() {
+        return b;
+    }
+    Aabb::new((b.min - m).map(f32::next_down), (b.max + m).map(f32::next_up))
+}
 
 /// One ray's set-up for the watertight test: origin, axis permutation and shear.
 #[derive(Clone, Copy, Debug, PartialEq)]

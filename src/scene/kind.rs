@@ -62,7 +62,8 @@ pub struct LeafPacket<L: Lanes> {
 pub trait Traceable: Primitive + Send + Sync + 'static {
     /// Which kind (used in hit bookkeeping).
     const KIND: u8;
-    /// Bounding box.
+    /// The box the BVH keeps: a bounding box, widened where the kind's test can report a
+    /// hit slightly outside the exact one (triangles, [`watertight::traversal_bounds`]).
     fn bounds(&self) -> Aabb;
     /// Scalar reference hit of a valid ray (`sheared` is its set-up): `(t, u, v)`.
     fn hit_scalar(&self, ray: &Ray, sheared: &ShearedRay, test: TriangleTest) -> Option<(f32, f32, f32)>;
@@ -92,8 +93,10 @@ fn one_ray_packet<L: Lanes>(ray: &LeafRay<L>, t_max: f32, active: L::Mask) -> Ra
 
 impl Traceable for Triangle {
     const KIND: u8 = 0;
+    /// Widened for the watertight test's rounding ([`watertight::traversal_bounds`]); used
+    /// for Möller–Trumbore scenes too, where it costs nothing measurable.
     fn bounds(&self) -> Aabb {
-        self.aabb()
+        watertight::traversal_bounds(self)
     }
     #[inline(always)]
     fn hit_scalar(&self, ray: &Ray, sheared: &ShearedRay, test: TriangleTest) -> Option<(f32, f32, f32)> {
