@@ -3,6 +3,7 @@
 //! 2 bad input (the message names the file and place), 1 anything else.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use glam::Vec3;
 use indicatif::{ProgressBar, ProgressStyle};
 use lanecast::io::{
     AllHitsWriter, AtomicFile, ClosestWriter, CountWriter, FlagWriter, Format, HitWriter, InputKind, IoError,
@@ -10,7 +11,7 @@ use lanecast::io::{
 };
 use lanecast::render::{self, Axis, Mode, RenderError, Shade};
 use lanecast::scene::file::{SceneFile, default_scene, load_scene_file};
-use lanecast::{Backend, ClosestPoint, HitSoa, Scene, TriangleTest, bench};
+use lanecast::{Backend, ClosestPoint, HitSoa, RaySoa, Scene, TriangleTest, bench};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -385,176 +386,192 @@ fn cmd_render(a: RenderArgs) -> Result<(), Fail> {
     Ok(())
 }
 
-fn cmd_cast(a: CastArgs) -> Result<(), Fail> {
-    if a.all {
-        return cmd_cast_all(a);
-    }
-    let l = load(&a.scene)?;
-    let fmt_in = input_format(&a.rays, a.opts.format)?;
-    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
-    let fmt_out = output_format(&out, a.opts.format)?;
-    let mut reader = RayReader::open(&a.rays, fmt_in, InputKind::Rays).map_err(bad_input)?;
-    let mut writer = HitWriter::create(&out, fmt_out).map_err(other)?;
-    let pb = progress(reader.total(), "casting");
-    let backend: Backend = a.opts.backend.into();
-    with_threads(a.opts.threads, || -> Result<(), Fail> {
-        let mut hits = HitSoa::default();
-        while let Some(rays) = reader.next_chunk(CHUNK).map_err(bad_input)? {
-            l.scene.intersect_batch_with(&rays, &mut hits, backend);
-            writer.write(&hits).map_err(other)?;
-            pb.inc(rays.len() as u64);
-        }
-        Ok(())
-    })??;
-    writer.finish().map_err(other)?;
-    pb.finish_and_clear();
-    Ok(())
+/// A record file read in chunks: rays or segments ([`RayReader`]) or points ([`PointReader`]).
+trait Input {
+    type Chunk;
+    fn total(&self) -> Option<u64>;
+    fn position(&self) -> u64;
+    fn name(&self) -> &str;
+    fn next_chunk(&mut self, max: usize) -> Result<Option<Self::Chunk>, IoError>;
 }
 
-/// `cast --all`: every hit, one row per hit, led by the ray index.
-fn cmd_cast_all(a: CastArgs) -> Result<(), Fail> {
-    let l = load(&a.scene)?;
-    let fmt_in = input_format(&a.rays, a.opts.format)?;
-    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
-    let fmt_out = output_format(&out, a.opts.format)?;
-    let mut reader = RayReader::open(&a.rays, fmt_in, InputKind::Rays).map_err(bad_input)?;
-    if let Some(n) = reader.total().filter(|&n| n > MAX_LISTED_RAYS) {
-        return Err(Fail::BadInput(format!(
-            "{}: {n} rays: cast --all numbers rays with a u32 (at most {MAX_LISTED_RAYS} rays)",
-            reader.name()
-        )));
-    }
-    let mut writer = AllHitsWriter::create(&out, fmt_out).map_err(other)?;
-    let pb = progress(reader.total(), "casting (all hits)");
-    let backend: Backend = a.opts.backend.into();
-    with_threads(a.opts.threads, || -> Result<(), Fail> {
-        loop {
-            let first = reader.position();
-            let Some(rays) = reader.next_chunk(ALL_CHUNK).map_err(bad_input)? else { break };
-            if reader.position() > MAX_LISTED_RAYS {
-                return Err(Fail::BadInput(format!(
-                    "{}: ray {MAX_LISTED_RAYS}: cast --all numbers rays with a u32 (at most {MAX_LISTED_RAYS} rays)",
-                    reader.name()
-                )));
+macro_rules! impl_input {
+    ($reader:ty, $chunk:ty) => {
+        impl Input for $reader {
+            type Chunk = $chunk;
+            fn total(&self) -> Option<u64> {
+                <$reader>::total(self)
             }
-            let lists = l.scene.intersect_all_batch_with(&rays, backend);
-            writer.write(first, &lists).map_err(other)?;
-            pb.inc(rays.len() as u64);
+            fn position(&self) -> u64 {
+                <$reader>::position(self)
+            }
+            fn name(&self) -> &str {
+                <$reader>::name(self)
+            }
+            fn next_chunk(&mut self, max: usize) -> Result<Option<$chunk>, IoError> {
+                <$reader>::next_chunk(self, max)
+            }
         }
+    };
+}
+impl_input!(RayReader, RaySoa);
+impl_input!(PointReader, Vec<Vec3>);
+
+/// An answer file, moved into place by `finish` (nothing is left behind on a failure).
+trait Output {
+    fn finish(self) -> Result<(), IoError>;
+}
+
+macro_rules! impl_output {
+    ($($writer:ty),*) => {$(
+        impl Output for $writer {
+            fn finish(self) -> Result<(), IoError> {
+                <$writer>::finish(self)
+            }
+        }
+    )*};
+}
+impl_output!(HitWriter, AllHitsWriter, CountWriter, FlagWriter, ClosestWriter, VisWriter);
+
+/// What one chunk's answer is computed from.
+struct Chunk<'a, C> {
+    scene: &'a Scene,
+    backend: Backend,
+    /// Index of the chunk's first record in the input.
+    first: u64,
+    records: C,
+}
+
+/// One streaming query command: `--rays`/`--points`/`--segments` file, `opts`, progress
+/// label, records per chunk, and an optional cap on the number of records.
+struct Stream<'a> {
+    scene: &'a SceneArg,
+    input: &'a str,
+    opts: &'a QueryOpts,
+    label: &'static str,
+    chunk: usize,
+    /// At most this many records, and why (checked up front where the file tells its size).
+    limit: Option<(u64, &'static str)>,
+}
+
+impl Stream<'_> {
+    fn new<'a>(scene: &'a SceneArg, input: &'a str, opts: &'a QueryOpts, label: &'static str) -> Stream<'a> {
+        Stream { scene, input, opts, label, chunk: CHUNK, limit: None }
+    }
+
+    /// Loads the scene, opens the input with `open` and the output with `create` (csv on
+    /// stdout without `--out`), then answers chunk after chunk with `answer` on the chosen
+    /// thread pool, and finally moves the output into place.
+    fn run<R: Input + Send, W: Output + Send>(
+        self,
+        open: impl FnOnce(&str, Format) -> Result<R, IoError>,
+        create: impl FnOnce(&str, Format) -> Result<W, IoError>,
+        mut answer: impl FnMut(Chunk<'_, R::Chunk>, &mut W) -> Result<(), IoError> + Send,
+    ) -> Result<(), Fail> {
+        let l = load(self.scene)?;
+        let fmt_in = input_format(self.input, self.opts.format)?;
+        let out = self.opts.out.clone().unwrap_or_else(|| "-".into());
+        let fmt_out = output_format(&out, self.opts.format)?;
+        let mut reader = open(self.input, fmt_in).map_err(bad_input)?;
+        let over = |reader: &R, n: u64| match self.limit {
+            Some((max, why)) if n > max => {
+                Err(Fail::BadInput(format!("{}: {n} records: {why} (at most {max})", reader.name())))
+            }
+            _ => Ok(()),
+        };
+        if let Some(n) = reader.total() {
+            over(&reader, n)?;
+        }
+        let mut writer = create(&out, fmt_out).map_err(other)?;
+        let pb = progress(reader.total(), self.label);
+        let backend: Backend = self.opts.backend.into();
+        with_threads(self.opts.threads, || -> Result<(), Fail> {
+            loop {
+                let first = reader.position();
+                let Some(records) = reader.next_chunk(self.chunk).map_err(bad_input)? else { break };
+                over(&reader, reader.position())?;
+                answer(Chunk { scene: &l.scene, backend, first, records }, &mut writer).map_err(other)?;
+                pb.set_position(reader.position());
+            }
+            Ok(())
+        })??;
+        writer.finish().map_err(other)?;
+        pb.finish_and_clear();
         Ok(())
-    })??;
-    writer.finish().map_err(other)?;
-    pb.finish_and_clear();
-    Ok(())
+    }
+}
+
+fn cmd_cast(a: CastArgs) -> Result<(), Fail> {
+    let s = Stream::new(&a.scene, &a.rays, &a.opts, "casting");
+    let open = |p: &str, f| RayReader::open(p, f, InputKind::Rays);
+    if a.all {
+        // Every hit, one row per hit led by the ray index; a chunk's hits are held at once,
+        // so chunks are smaller than for one record per ray.
+        let s = Stream { chunk: ALL_CHUNK, limit: Some((MAX_LISTED_RAYS, "cast --all numbers rays with a u32")), ..s };
+        return s.run(open, AllHitsWriter::create, |c, w| {
+            w.write(c.first, &c.scene.intersect_all_batch_with(&c.records, c.backend))
+        });
+    }
+    let mut hits = HitSoa::default();
+    s.run(open, HitWriter::create, |c, w| {
+        c.scene.intersect_batch_with(&c.records, &mut hits, c.backend);
+        w.write(&hits)
+    })
 }
 
 fn cmd_count(a: CountArgs) -> Result<(), Fail> {
-    let l = load(&a.scene)?;
-    let fmt_in = input_format(&a.rays, a.opts.format)?;
-    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
-    let fmt_out = output_format(&out, a.opts.format)?;
-    let mut reader = RayReader::open(&a.rays, fmt_in, InputKind::Rays).map_err(bad_input)?;
-    let mut writer = CountWriter::create(&out, fmt_out).map_err(other)?;
-    let pb = progress(reader.total(), "counting");
-    let backend: Backend = a.opts.backend.into();
-    with_threads(a.opts.threads, || -> Result<(), Fail> {
-        let mut counts = Vec::new();
-        while let Some(rays) = reader.next_chunk(CHUNK).map_err(bad_input)? {
-            counts.resize(rays.len(), 0);
-            l.scene.count_intersections_batch_with(&rays, &mut counts, backend);
-            writer.write(&counts).map_err(other)?;
-            pb.inc(rays.len() as u64);
-        }
-        Ok(())
-    })??;
-    writer.finish().map_err(other)?;
-    pb.finish_and_clear();
-    Ok(())
+    let mut counts = Vec::new();
+    Stream::new(&a.scene, &a.rays, &a.opts, "counting").run(
+        |p, f| RayReader::open(p, f, InputKind::Rays),
+        CountWriter::create,
+        |c, w| {
+            counts.resize(c.records.len(), 0);
+            c.scene.count_intersections_batch_with(&c.records, &mut counts, c.backend);
+            w.write(&counts)
+        },
+    )
 }
 
 fn cmd_inside(a: InsideArgs) -> Result<(), Fail> {
-    let l = load(&a.scene)?;
-    let fmt_in = input_format(&a.points, a.opts.format)?;
-    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
-    let fmt_out = output_format(&out, a.opts.format)?;
-    let mut reader = PointReader::open(&a.points, fmt_in).map_err(bad_input)?;
-    let mut writer = FlagWriter::create(&out, fmt_out, "inside").map_err(other)?;
-    let pb = progress(reader.total(), "inside");
-    let backend: Backend = a.opts.backend.into();
-    with_threads(a.opts.threads, || -> Result<(), Fail> {
-        let mut inside = Vec::new();
-        while let Some(points) = reader.next_chunk(CHUNK).map_err(bad_input)? {
-            inside.resize(points.len(), false);
-            l.scene.contains_batch_with(&points, &mut inside, backend);
-            writer.write(&inside).map_err(other)?;
-            pb.inc(points.len() as u64);
-        }
-        Ok(())
-    })??;
-    writer.finish().map_err(other)?;
-    pb.finish_and_clear();
-    Ok(())
+    let mut inside = Vec::new();
+    Stream::new(&a.scene, &a.points, &a.opts, "inside").run(
+        PointReader::open,
+        |p, f| FlagWriter::create(p, f, "inside"),
+        |c, w| {
+            inside.resize(c.records.len(), false);
+            c.scene.contains_batch_with(&c.records, &mut inside, c.backend);
+            w.write(&inside)
+        },
+    )
 }
 
 fn cmd_closest(a: ClosestArgs) -> Result<(), Fail> {
-    let l = load(&a.scene)?;
-    let fmt_in = input_format(&a.points, a.opts.format)?;
-    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
-    let fmt_out = output_format(&out, a.opts.format)?;
-    let mut reader = PointReader::open(&a.points, fmt_in).map_err(bad_input)?;
-    let mut writer = ClosestWriter::create(&out, fmt_out).map_err(other)?;
-    let pb = progress(reader.total(), "closest points");
-    let backend: Backend = a.opts.backend.into();
-    with_threads(a.opts.threads, || -> Result<(), Fail> {
-        let mut closest = Vec::new();
-        let mut inside = Vec::new();
-        while let Some(points) = reader.next_chunk(CHUNK).map_err(bad_input)? {
-            closest.resize(points.len(), ClosestPoint::MISS);
-            l.scene.closest_point_batch_with(&points, &mut closest, backend);
-            if a.signed {
-                // Negative inside the scene's solids, as `inside` decides it (0 stays +0).
-                inside.resize(points.len(), false);
-                l.scene.contains_batch_with(&points, &mut inside, backend);
-                for (c, &inside) in closest.iter_mut().zip(&inside) {
-                    if inside && c.distance > 0.0 {
-                        c.distance = -c.distance;
-                    }
-                }
-            }
-            writer.write(&closest).map_err(other)?;
-            pb.inc(points.len() as u64);
+    let mut closest = Vec::new();
+    Stream::new(&a.scene, &a.points, &a.opts, "closest points").run(PointReader::open, ClosestWriter::create, |c, w| {
+        closest.resize(c.records.len(), ClosestPoint::MISS);
+        if a.signed {
+            c.scene.signed_closest_point_batch_with(&c.records, &mut closest, c.backend);
+        } else {
+            c.scene.closest_point_batch_with(&c.records, &mut closest, c.backend);
         }
-        Ok(())
-    })??;
-    writer.finish().map_err(other)?;
-    pb.finish_and_clear();
-    Ok(())
+        w.write(&closest)
+    })
 }
 
 fn cmd_los(a: LosArgs) -> Result<(), Fail> {
-    let l = load(&a.scene)?;
-    let fmt_in = input_format(&a.segments, a.opts.format)?;
-    let out = a.opts.out.clone().unwrap_or_else(|| "-".into());
-    let fmt_out = output_format(&out, a.opts.format)?;
-    let mut reader = RayReader::open(&a.segments, fmt_in, InputKind::Segments).map_err(bad_input)?;
-    let mut writer = VisWriter::create(&out, fmt_out).map_err(other)?;
-    let pb = progress(reader.total(), "line of sight");
-    let backend: Backend = a.opts.backend.into();
-    with_threads(a.opts.threads, || -> Result<(), Fail> {
-        let mut blocked = Vec::new();
-        while let Some(mut segs) = reader.next_chunk(CHUNK).map_err(bad_input)? {
-            Scene::segments_to_los(&mut segs);
-            blocked.resize(segs.len(), false);
-            l.scene.occluded_batch_with(&segs, &mut blocked, backend);
-            let visible: Vec<bool> = blocked.iter().map(|b| !b).collect();
-            writer.write(&visible).map_err(other)?;
-            pb.inc(segs.len() as u64);
-        }
-        Ok(())
-    })??;
-    writer.finish().map_err(other)?;
-    pb.finish_and_clear();
-    Ok(())
+    let (mut blocked, mut visible) = (Vec::new(), Vec::new());
+    Stream::new(&a.scene, &a.segments, &a.opts, "line of sight").run(
+        |p, f| RayReader::open(p, f, InputKind::Segments),
+        VisWriter::create,
+        |mut c, w| {
+            Scene::segments_to_los(&mut c.records);
+            blocked.resize(c.records.len(), false);
+            c.scene.occluded_batch_with(&c.records, &mut blocked, c.backend);
+            visible.clear();
+            visible.extend(blocked.iter().map(|b| !b));
+            w.write(&visible)
+        },
+    )
 }
 
 fn cmd_bench(a: BenchArgs) -> Result<(), Fail> {

@@ -381,6 +381,12 @@ fn contains_matches_the_analytic_inside() {
             .collect();
         let mut got = vec![false; points.len()];
         scene.contains_batch(&points, &mut got);
+        // The batch forms of the signed distance, on every 64th point (checked below).
+        let sample: Vec<Vec3> = points.iter().step_by(64).copied().collect();
+        let mut signed = vec![0.0f32; sample.len()];
+        scene.signed_distance_batch(&sample, &mut signed);
+        let mut closest = vec![lanecast::ClosestPoint::MISS; sample.len()];
+        scene.signed_closest_point_batch_with(&sample, &mut closest, Backend::X4);
         for (i, (p, g)) in points.iter().zip(&got).enumerate() {
             let d = m.max_plane_distance(p.as_dvec3());
             if d.abs() <= 1e-5 * size {
@@ -397,6 +403,9 @@ fn contains_matches_the_analytic_inside() {
                 // and the distance to the nearest face plane inside (within rounding).
                 let sd = scene.signed_distance(*p);
                 assert_eq!(sd < 0.0, d < 0.0, "{}: signed_distance({p}) = {sd}", m.name);
+                assert_eq!(signed[i / 64].to_bits(), sd.to_bits(), "{}: signed_distance_batch", m.name);
+                let c = scene.closest_point(*p).unwrap();
+                assert_eq!((closest[i / 64].distance.to_bits(), closest[i / 64].point), (sd.to_bits(), c.point));
                 assert_eq!(sd.abs(), scene.distance(*p));
                 let slack = 1e-5 * size + 1e-6 * p.as_dvec3().length();
                 if d < 0.0 {

@@ -116,35 +116,8 @@ impl Nearest for Aabb {
 
 const PLANE_KIND: u8 = 3;
 
-/// The best candidate so far; ids are read only on a tie and for the answer.
-#[derive(Clone, Copy, Debug)]
-struct Best<'a> {
-    d2: f32,
-    point: Vec3,
-    u: f32,
-    v: f32,
-    kind: u8,
-    index: u32,
-    ids: &'a [[u32; 2]],
-}
-
-impl<'a> Best<'a> {
-    /// Nothing found yet; candidates up to `limit` (squared) are accepted.
-    fn new(limit: f32) -> Self {
-        Self { d2: limit, point: cp::MISS_POINT, u: 0.0, v: 0.0, kind: u8::MAX, index: 0, ids: &[] }
-    }
-    fn found(&self) -> bool {
-        self.kind != u8::MAX
-    }
-    /// Takes the candidate if nearer, or equally near with smaller `(geom, prim)`.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn offer(&mut self, d2: f32, point: Vec3, u: f32, v: f32, kind: u8, index: u32, ids: &'a [[u32; 2]]) {
-        if d2 < self.d2 || (d2 == self.d2 && (!self.found() || ids[index as usize] < self.ids[self.index as usize])) {
-            *self = Best { d2, point, u, v, kind, index, ids };
-        }
-    }
-}
+/// The best candidate so far: key the squared distance, with the point and barycentrics.
+type Best<'a> = super::best::Best<'a, (Vec3, f32, f32)>;
 
 /// Leaf policy of the scalar backend: the scalar kernel, one primitive at a time.
 struct ScalarLeaf<'a, 'b, P: Nearest> {
@@ -155,13 +128,13 @@ struct ScalarLeaf<'a, 'b, P: Nearest> {
 
 impl<P: Nearest> PointLeafAction for ScalarLeaf<'_, '_, P> {
     fn bound(&self) -> f32 {
-        self.best.d2
+        self.best.key
     }
     fn leaf(&mut self, first: u32, count: u32) {
         for k in first as usize..first as usize + count as usize {
             let (q, u, v) = self.kb.prims.get(k).nearest_scalar(self.p);
             let d2 = cp::distance_squared_scalar(self.p, q);
-            self.best.offer(d2, q, u, v, P::KIND, k as u32, &self.kb.ids);
+            self.best.offer(d2, (q, u, v), P::KIND, k as u32, &self.kb.ids);
         }
     }
 }
@@ -176,7 +149,7 @@ struct WideLeaf<'a, 'b, L: Lanes, P: Nearest> {
 impl<L: Lanes, P: Nearest> PointLeafAction for WideLeaf<'_, '_, L, P> {
     #[inline(always)]
     fn bound(&self) -> f32 {
-        self.best.d2
+        self.best.key
     }
     #[inline(always)]
     fn leaf(&mut self, first: u32, count: u32) {
@@ -186,11 +159,11 @@ impl<L: Lanes, P: Nearest> PointLeafAction for WideLeaf<'_, '_, L, P> {
             let d2 = cp::distance_squared_lanes(self.p, q);
             let rem = end - i;
             let lanes = if rem < L::N { (1u32 << rem) - 1 } else { u32::MAX };
-            let mut bits = d2.le(L::splat(self.best.d2)).bitmask() & lanes;
+            let mut bits = d2.le(L::splat(self.best.key)).bitmask() & lanes;
             while bits != 0 {
                 let k = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                self.best.offer(d2.lane(k), q.lane(k), u.lane(k), v.lane(k), P::KIND, (i + k) as u32, &self.kb.ids);
+                self.best.offer(d2.lane(k), (q.lane(k), u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &self.kb.ids);
             }
             i += L::N;
         }
@@ -287,11 +260,11 @@ impl Scene {
         if !p.is_finite() {
             return None;
         }
-        let mut best = Best::new(limit);
+        let mut best = Best::new(limit, (cp::MISS_POINT, 0.0, 0.0));
         // Planes first: they are few and tighten the bound before the trees.
         for i in 0..self.planes.len() {
             let q = cp::plane_scalar(p, &self.planes.get(i));
-            best.offer(cp::distance_squared_scalar(p, q), q, 0.0, 0.0, PLANE_KIND, i as u32, &self.plane_ids);
+            best.offer(cp::distance_squared_scalar(p, q), (q, 0.0, 0.0), PLANE_KIND, i as u32, &self.plane_ids);
         }
         let mut stack = TraversalStack::new();
         match backend.resolve() {
@@ -319,15 +292,15 @@ impl Scene {
         if !b.found() {
             return None;
         }
-        let i = b.index as usize;
+        let (i, (point, u, v)) = (b.index as usize, b.at);
         let (normal, kind) = match b.kind {
-            0 => (self.tris.prims.get(i).normal_at(b.point, b.u, b.v), HitKind::Triangle),
+            0 => (self.tris.prims.get(i).normal_at(point, u, v), HitKind::Triangle),
             1 => (cp::sphere_scalar(p, &self.spheres.prims.get(i)).1, HitKind::Sphere),
             2 => (cp::aabb_scalar(p, &self.boxes.prims.get(i)).1, HitKind::Box),
             _ => (self.planes.get(i).normal.normalize_or_zero(), HitKind::Plane),
         };
-        let [geom, prim] = b.ids[i];
-        Some(ClosestPoint { point: b.point, distance: b.d2.sqrt(), geom, prim, u: b.u, v: b.v, normal, kind })
+        let [geom, prim] = b.ids();
+        Some(ClosestPoint { point, distance: b.key.sqrt(), geom, prim, u, v, normal, kind })
     }
 
     /// Distance from `p` to the nearest surface (default backend); `+inf` for an empty
@@ -350,7 +323,27 @@ impl Scene {
     /// [`Scene::signed_distance`] with a given backend.
     pub fn signed_distance_with(&self, p: Vec3, backend: Backend) -> f32 {
         let d = self.closest_point_with(p, backend).map_or(f32::INFINITY, |c| c.distance);
+        self.signed(p, d, backend)
+    }
+
+    /// `d` negated where `p` is inside (the sign rule of [`Scene::signed_distance`]).
+    fn signed(&self, p: Vec3, d: f32, backend: Backend) -> f32 {
         if d > 0.0 && d.is_finite() && self.contains_with(p, backend) { -d } else { d }
+    }
+
+    /// [`Scene::signed_distance`] of every point of `points` into `out` (the same length), on
+    /// all rayon threads, in input order.
+    ///
+    /// # Panics
+    /// If `out.len() != points.len()`.
+    pub fn signed_distance_batch(&self, points: &[Vec3], out: &mut [f32]) {
+        assert_eq!(out.len(), points.len(), "signed_distance_batch: output length must equal the point count");
+        let backend = self.backend();
+        out.par_chunks_mut(BATCH_CHUNK).zip(points.par_chunks(BATCH_CHUNK)).for_each(|(o, ps)| {
+            for (o, &p) in o.iter_mut().zip(ps) {
+                *o = self.signed_distance_with(p, backend);
+            }
+        });
     }
 
     /// The closest point of every point of `points` into `out` (the same length), on all
@@ -368,10 +361,27 @@ impl Scene {
     /// # Panics
     /// If `out.len() != points.len()`.
     pub fn closest_point_batch_with(&self, points: &[Vec3], out: &mut [ClosestPoint], backend: Backend) {
+        self.point_batch(points, out, backend, false);
+    }
+
+    /// [`Scene::closest_point_batch_with`] with each `distance` signed as
+    /// [`Scene::signed_distance`] signs it (negative inside; what `lanecast closest --signed`
+    /// writes).
+    ///
+    /// # Panics
+    /// If `out.len() != points.len()`.
+    pub fn signed_closest_point_batch_with(&self, points: &[Vec3], out: &mut [ClosestPoint], backend: Backend) {
+        self.point_batch(points, out, backend, true);
+    }
+
+    fn point_batch(&self, points: &[Vec3], out: &mut [ClosestPoint], backend: Backend, signed: bool) {
         assert_eq!(out.len(), points.len(), "closest_point_batch: output length must equal the point count");
         out.par_chunks_mut(BATCH_CHUNK).zip(points.par_chunks(BATCH_CHUNK)).for_each(|(o, ps)| {
             for (o, &p) in o.iter_mut().zip(ps) {
                 *o = self.closest_point_with(p, backend).unwrap_or(ClosestPoint::MISS);
+                if signed {
+                    o.distance = self.signed(p, o.distance, backend);
+                }
             }
         });
     }

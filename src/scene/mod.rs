@@ -34,6 +34,7 @@
 //! ```
 
 mod all;
+mod best;
 mod closest;
 #[cfg(feature = "cli")]
 pub mod file;

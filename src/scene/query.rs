@@ -19,40 +19,8 @@ use crate::vec3x::Vec3x;
 use glam::Vec3;
 use rayon::prelude::*;
 
-/// The best hit so far, before its normal is computed. Its ids are looked up only when
-/// needed (a tie, or the final answer): `ids[index]` of the table of its kind. Loading them
-/// for every candidate cost a cache miss per hit on incoherent rays.
-#[derive(Clone, Copy, Debug)]
-struct Best<'a> {
-    t: f32,
-    u: f32,
-    v: f32,
-    kind: u8,
-    index: u32,
-    ids: &'a [[u32; 2]],
-}
-
-impl<'a> Best<'a> {
-    fn new(t_max: f32) -> Self {
-        Self { t: t_max, u: 0.0, v: 0.0, kind: u8::MAX, index: 0, ids: &[] }
-    }
-    /// Takes candidate `ids[index]` if it is nearer, or equally near with smaller ids
-    /// (`(geom, prim)` compared as a pair).
-    #[inline(always)]
-    fn offer(&mut self, t: f32, u: f32, v: f32, kind: u8, index: u32, ids: &'a [[u32; 2]]) {
-        if t < self.t || (t == self.t && (!self.found() || ids[index as usize] < self.ids())) {
-            crate::lanes::prefetch_line(&ids[index as usize]);
-            *self = Best { t, u, v, kind, index, ids };
-        }
-    }
-    fn found(&self) -> bool {
-        self.kind != u8::MAX
-    }
-    /// `[geom, prim]` of the hit (only when found).
-    fn ids(&self) -> [u32; 2] {
-        self.ids[self.index as usize]
-    }
-}
+/// The best hit so far: key `t`, with its barycentrics.
+type Best<'a> = super::best::Best<'a, (f32, f32)>;
 
 /// A ray prepared for wide traversal: the slab-test setup and the ray for the leaf kernels.
 pub(super) struct Prepared<L: Lanes> {
@@ -80,7 +48,7 @@ struct WideLeaf<'a, 'b, L: Lanes, P: Traceable, M: Mode> {
 impl<L: Lanes, P: Traceable, M: Mode> LeafAction for WideLeaf<'_, '_, L, P, M> {
     #[inline(always)]
     fn t_max(&self) -> f32 {
-        self.best.t
+        self.best.key
     }
     #[inline(always)]
     fn leaf(&mut self, first: u32, count: u32) -> bool {
@@ -103,18 +71,18 @@ fn leaf_lanes<'a, L: Lanes, P: Traceable, M: Mode>(
     while i < end {
         let rem = end - i;
         let active = if rem < L::N { L::Mask::from_bitmask((1u32 << rem) - 1) } else { L::Mask::splat(true) };
-        let (m, t, u, v) = P::hit_one(pre, best.t, &kb.prims, i, active);
+        let (m, t, u, v) = P::hit_one(pre, best.key, &kb.prims, i, active);
         let mut bits = m.bitmask();
         any |= bits != 0;
         if M::ANY && bits != 0 {
             let k = bits.trailing_zeros() as usize;
-            best.offer(t.lane(k), u.lane(k), v.lane(k), P::KIND, (i + k) as u32, &kb.ids);
+            best.offer(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids);
             return true;
         }
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            best.offer(t.lane(k), u.lane(k), v.lane(k), P::KIND, (i + k) as u32, &kb.ids);
+            best.offer(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids);
         }
         i += L::N;
     }
@@ -132,13 +100,13 @@ struct ScalarLeaf<'a, 'b, P: Traceable, M: Mode> {
 
 impl<P: Traceable, M: Mode> LeafAction for ScalarLeaf<'_, '_, P, M> {
     fn t_max(&self) -> f32 {
-        self.best.t
+        self.best.key
     }
     fn leaf(&mut self, first: u32, count: u32) -> bool {
         for k in first as usize..first as usize + count as usize {
-            let r = Ray { t_max: self.best.t, ..self.ray.ray };
+            let r = Ray { t_max: self.best.key, ..self.ray.ray };
             if let Some((t, u, v)) = self.kb.prims.get(k).hit_scalar(&r, &self.ray.sheared, self.ray.test) {
-                self.best.offer(t, u, v, P::KIND, k as u32, &self.kb.ids);
+                self.best.offer(t, (u, v), P::KIND, k as u32, &self.kb.ids);
                 if M::ANY {
                     return true;
                 }
@@ -199,26 +167,26 @@ impl Scene {
         // evaluate the same expression with the same operations, so the answer is the same.
         if scalar || self.planes.len() < 4 {
             for i in 0..self.planes.len() {
-                if let Some(t) = ray_plane::intersect_scalar(&Ray { t_max: best.t, ..*ray }, &self.planes.get(i)) {
-                    best.offer(t, 0.0, 0.0, PLANE_KIND, i as u32, &self.plane_ids);
+                if let Some(t) = ray_plane::intersect_scalar(&Ray { t_max: best.key, ..*ray }, &self.planes.get(i)) {
+                    best.offer(t, (0.0, 0.0), PLANE_KIND, i as u32, &self.plane_ids);
                 }
             }
         } else {
-            let p = RayPacket::<F32x4>::splat(&Ray { t_max: best.t, ..*ray });
+            let p = RayPacket::<F32x4>::splat(&Ray { t_max: best.key, ..*ray });
             for i in (0..self.planes.padded_len()).step_by(4) {
                 let (m, t) = ray_plane::intersect_lanes(&p, &self.planes.lanes::<F32x4>(i));
                 let mut bits = m.bitmask();
                 while bits != 0 {
                     let k = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    best.offer(t.lane(k), 0.0, 0.0, PLANE_KIND, (i + k) as u32, &self.plane_ids);
+                    best.offer(t.lane(k), (0.0, 0.0), PLANE_KIND, (i + k) as u32, &self.plane_ids);
                 }
             }
         }
     }
 
     fn finish(&self, ray: &Ray, b: &Best) -> Option<Hit> {
-        b.found().then(|| self.hit_record(ray, b.t, b.u, b.v, b.kind, b.index))
+        b.found().then(|| self.hit_record(ray, b.key, b.at.0, b.at.1, b.kind, b.index))
     }
 
     /// The hit record of primitive `index` of kind `kind` (leaf order; planes: plane index)
@@ -237,7 +205,7 @@ impl Scene {
 
     #[inline(always)]
     fn trace<M: Mode>(&self, ray: &Ray, backend: Backend) -> Best<'_> {
-        let mut best = Best::new(ray.t_max);
+        let mut best = Best::new(ray.t_max, (0.0, 0.0));
         if !ray.is_valid() {
             return best;
         }
@@ -344,14 +312,14 @@ impl Scene {
     /// Brute force with a backend's kernels (lanes kernels over all primitives, `N` at a
     /// time, for `X4`/`X8`). A BVH query of a backend must equal this exactly.
     pub fn intersect_brute_force_with(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
-        let mut best = Best::new(ray.t_max);
+        let mut best = Best::new(ray.t_max, (0.0, 0.0));
         if !ray.is_valid() {
             return None;
         }
         fn all_scalar<'a, P: Traceable>(kb: &'a KindBvh<P>, ray: &ScalarRay, best: &mut Best<'a>) {
             for k in 0..kb.len() {
                 if let Some((t, u, v)) = kb.prims.get(k).hit_scalar(&ray.ray, &ray.sheared, ray.test) {
-                    best.offer(t, u, v, P::KIND, k as u32, &kb.ids);
+                    best.offer(t, (u, v), P::KIND, k as u32, &kb.ids);
                 }
             }
         }
@@ -408,9 +376,9 @@ impl Scene {
         if requested == 0 {
             return;
         }
-        let mut best = [Best::new(0.0); 8];
+        let mut best = [Best::new(0.0, (0.0, 0.0)); 8];
         for (i, b) in best.iter_mut().enumerate().take(L::N) {
-            *b = Best::new(rays.t_max.lane(i));
+            *b = Best::new(rays.t_max.lane(i), (0.0, 0.0));
         }
         let active = rays.active();
         if active.any() {
@@ -479,9 +447,9 @@ impl Scene {
         if active.none() {
             return active;
         }
-        let mut best = [Best::new(0.0); 8];
+        let mut best = [Best::new(0.0, (0.0, 0.0)); 8];
         for (i, b) in best.iter_mut().enumerate().take(L::N) {
-            *b = Best::new(rays.t_max.lane(i));
+            *b = Best::new(rays.t_max.lane(i), (0.0, 0.0));
         }
         let mut bits = 0u32;
         match backend.resolve() {
@@ -564,7 +532,7 @@ impl Scene {
             let mut p = *rays;
             let mut t_max = [f32::INFINITY; 8];
             for (t, b) in t_max.iter_mut().zip(best.iter()) {
-                *t = b.t;
+                *t = b.key;
             }
             p.t_max = L::load(&t_max);
             let (m, t) = ray_plane::intersect_lanes(&p, &self.planes.splat_at::<L>(k));
@@ -572,7 +540,7 @@ impl Scene {
             while hits != 0 {
                 let i = hits.trailing_zeros() as usize;
                 hits &= hits - 1;
-                best[i].offer(t.lane(i), 0.0, 0.0, PLANE_KIND, k as u32, &self.plane_ids);
+                best[i].offer(t.lane(i), (0.0, 0.0), PLANE_KIND, k as u32, &self.plane_ids);
             }
         }
     }
@@ -714,7 +682,7 @@ impl<L: Lanes, P: Traceable, M: Mode> PacketLeafAction<L> for PacketLeaf<'_, '_,
             while bits != 0 {
                 let i = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                self.best[i].offer(t.lane(i), u.lane(i), v.lane(i), P::KIND, k as u32, &self.kb.ids);
+                self.best[i].offer(t.lane(i), (u.lane(i), v.lane(i)), P::KIND, k as u32, &self.kb.ids);
             }
         }
         L::Mask::from_bitmask(done)
@@ -736,7 +704,7 @@ where
     let leaf = LeafPacket { rays: ShearedLanes::new(rays), test };
     let mut init = [f32::INFINITY; 8];
     for (t, b) in init.iter_mut().zip(best.iter()).take(L::N) {
-        *t = b.t;
+        *t = b.key;
     }
     let mut action =
         PacketLeaf::<L, P, M> { kb, rays: &leaf, best, t_best: L::load(&init), _mode: core::marker::PhantomData };
