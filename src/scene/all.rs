@@ -70,8 +70,11 @@ trait Sink {
     fn push(&mut self, t: f32, u: f32, v: f32, kind: u8, index: u32);
 }
 
+/// A hit before its record is made: `(t, u, v, kind, index)`.
+type RawHit = (f32, f32, f32, u8, u32);
+
 /// Collects hits.
-impl Sink for Vec<(f32, f32, f32, u8, u32)> {
+impl Sink for Vec<RawHit> {
     #[inline(always)]
     fn push(&mut self, t: f32, u: f32, v: f32, kind: u8, index: u32) {
         Vec::push(self, (t, u, v, kind, index));
@@ -227,11 +230,18 @@ impl Scene {
 
     /// [`Scene::intersect_all`] with a given backend (every backend returns the same hits).
     pub fn intersect_all_with(&self, ray: &Ray, backend: Backend) -> Vec<Hit> {
-        let mut raw = Vec::new();
-        self.walk_all(ray, backend, ALL_KINDS, &mut raw);
-        let mut hits: Vec<Hit> = raw.into_iter().map(|(t, u, v, k, i)| self.hit_record(ray, t, u, v, k, i)).collect();
-        hits.sort_unstable_by(|a, b| a.t.total_cmp(&b.t).then((a.geom, a.prim).cmp(&(b.geom, b.prim))));
+        let mut hits = Vec::new();
+        self.append_all(ray, backend, &mut Vec::new(), &mut hits);
         hits
+    }
+
+    /// Appends the hits of `ray`, sorted, to `out`; `raw` is scratch.
+    fn append_all(&self, ray: &Ray, backend: Backend, raw: &mut Vec<RawHit>, out: &mut Vec<Hit>) {
+        raw.clear();
+        self.walk_all(ray, backend, ALL_KINDS, raw);
+        let start = out.len();
+        out.extend(raw.iter().map(|&(t, u, v, k, i)| self.hit_record(ray, t, u, v, k, i)));
+        out[start..].sort_unstable_by(|a, b| a.t.total_cmp(&b.t).then((a.geom, a.prim).cmp(&(b.geom, b.prim))));
     }
 
     /// The hits of every ray of `rays` as flat lists, on all rayon threads, with the scene's
@@ -242,28 +252,38 @@ impl Scene {
 
     /// [`Scene::intersect_all_batch`] with a given backend.
     pub fn intersect_all_batch_with(&self, rays: &RaySoa, backend: Backend) -> HitLists {
-        let per_chunk: Vec<Vec<Vec<Hit>>> = (0..rays.len().div_ceil(BATCH_CHUNK))
+        // Per chunk of rays: its hits, flat, and where each ray's hits end.
+        let per_chunk: Vec<(Vec<Hit>, Vec<usize>)> = (0..rays.len().div_ceil(BATCH_CHUNK))
             .into_par_iter()
             .map(|c| {
                 let end = ((c + 1) * BATCH_CHUNK).min(rays.len());
-                (c * BATCH_CHUNK..end).map(|i| self.intersect_all_with(&rays.ray(i), backend)).collect()
+                let (mut raw, mut hits, mut ends) = (Vec::new(), Vec::new(), Vec::with_capacity(end - c * BATCH_CHUNK));
+                for i in c * BATCH_CHUNK..end {
+                    self.append_all(&rays.ray(i), backend, &mut raw, &mut hits);
+                    ends.push(hits.len());
+                }
+                (hits, ends)
             })
             .collect();
-        let total: usize = per_chunk.iter().flatten().map(Vec::len).sum();
+        let total: usize = per_chunk.iter().map(|(h, _)| h.len()).sum();
         let mut out = HitLists {
             ray_splits: Vec::with_capacity(rays.len() + 1),
             ray_ids: Vec::with_capacity(total),
             hits: HitSoa::with_len(total),
         };
         out.ray_splits.push(0);
-        let mut k = 0usize;
-        for (i, hits) in per_chunk.iter().flatten().enumerate() {
-            for h in hits {
-                out.hits.set(k, h);
-                out.ray_ids.push(i as u64);
-                k += 1;
+        let (mut k, mut ray) = (0usize, 0u64);
+        for (hits, ends) in &per_chunk {
+            let mut from = 0;
+            for &to in ends {
+                for h in &hits[from..to] {
+                    out.hits.set(k, h);
+                    out.ray_ids.push(ray);
+                    k += 1;
+                }
+                out.ray_splits.push(k as u64);
+                (from, ray) = (to, ray + 1);
             }
-            out.ray_splits.push(k as u64);
         }
         out
     }

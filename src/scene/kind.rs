@@ -62,9 +62,13 @@ pub struct LeafPacket<L: Lanes> {
 pub trait Traceable: Primitive + Send + Sync + 'static {
     /// Which kind (used in hit bookkeeping).
     const KIND: u8;
-    /// The box the BVH keeps: a bounding box, widened where the kind's test can report a
-    /// hit slightly outside the exact one (triangles, [`watertight::traversal_bounds`]).
-    fn bounds(&self) -> Aabb;
+    /// The exact bounding box (what [`super::Scene::bounds`] reports).
+    fn exact_bounds(&self) -> Aabb;
+    /// The box the BVH keeps: the exact one, widened where the kind's test can report a hit
+    /// slightly outside it (triangles, [`watertight::traversal_bounds`]).
+    fn bounds(&self) -> Aabb {
+        self.exact_bounds()
+    }
     /// Scalar reference hit of a valid ray (`sheared` is its set-up): `(t, u, v)`.
     fn hit_scalar(&self, ray: &Ray, sheared: &ShearedRay, test: TriangleTest) -> Option<(f32, f32, f32)>;
     /// One ray against primitives `i..i + N` of `prims` (lanes outside `active` miss), in
@@ -93,6 +97,9 @@ fn one_ray_packet<L: Lanes>(ray: &LeafRay<L>, t_max: f32, active: L::Mask) -> Ra
 
 impl Traceable for Triangle {
     const KIND: u8 = 0;
+    fn exact_bounds(&self) -> Aabb {
+        self.aabb()
+    }
     /// Widened for the watertight test's rounding ([`watertight::traversal_bounds`]); used
     /// for Möller–Trumbore scenes too, where it costs nothing measurable.
     fn bounds(&self) -> Aabb {
@@ -148,7 +155,7 @@ impl Traceable for Triangle {
 
 impl Traceable for Sphere {
     const KIND: u8 = 1;
-    fn bounds(&self) -> Aabb {
+    fn exact_bounds(&self) -> Aabb {
         self.aabb()
     }
     #[inline(always)]
@@ -178,7 +185,7 @@ impl Traceable for Sphere {
 
 impl Traceable for Aabb {
     const KIND: u8 = 2;
-    fn bounds(&self) -> Aabb {
+    fn exact_bounds(&self) -> Aabb {
         *self
     }
     #[inline(always)]
@@ -232,6 +239,9 @@ pub struct KindBvh<P: Traceable> {
     pub bvh4: WideBvh<Node4>,
     /// 8-wide tree (x8 backend).
     pub bvh8: WideBvh<Node8>,
+    /// Exact box of the primitives ([`Traceable::exact_bounds`]; the trees' boxes may be
+    /// wider).
+    pub bounds: Aabb,
 }
 
 impl<P: Traceable> Default for KindBvh<P> {
@@ -242,6 +252,7 @@ impl<P: Traceable> Default for KindBvh<P> {
             bvh2: Vec::new(),
             bvh4: WideBvh::empty(),
             bvh8: WideBvh::empty(),
+            bounds: Aabb::EMPTY,
         }
     }
 }
@@ -262,7 +273,8 @@ impl<P: Traceable> KindBvh<P> {
         let trees = bvh::build_trees(&boxes, opts)?;
         let soa = Soa::from_slice(&trees.perm.iter().map(|&i| prims[i as usize]).collect::<Vec<_>>());
         let ids = trees.perm.iter().map(|&i| ids[i as usize]).collect();
-        let kb = Self { prims: soa, ids, bvh2: trees.bvh2, bvh4: trees.bvh4, bvh8: trees.bvh8 };
+        let bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(&p.exact_bounds()));
+        let kb = Self { prims: soa, ids, bvh2: trees.bvh2, bvh4: trees.bvh4, bvh8: trees.bvh8, bounds };
         #[cfg(debug_assertions)]
         if let Err(e) = kb.validate() {
             panic!("a freshly built BVH failed validation: {e}");

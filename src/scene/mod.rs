@@ -393,7 +393,7 @@ impl SceneBuilder {
             },
         );
         let (tris, spheres, boxes) = (tris?, spheres?, boxes?);
-        let bounds = tris.bvh8.bounds.union(&spheres.bvh8.bounds).union(&boxes.bvh8.bounds);
+        let bounds = tris.bounds.union(&spheres.bounds).union(&boxes.bounds);
         Ok(Scene {
             geoms: self.geoms,
             tris,
