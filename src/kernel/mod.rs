@@ -22,6 +22,7 @@ pub mod closest_point;
 pub mod moving_aabb_aabb;
 pub mod moving_sphere_aabb;
 pub mod moving_sphere_sphere;
+pub mod moving_sphere_triangle;
 pub mod overlap;
 pub mod ray_aabb;
 pub mod ray_plane;
