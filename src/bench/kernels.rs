@@ -3,8 +3,8 @@
 //! `lanecast bench` and the criterion bench `benches/kernels.rs` both iterate [`kernels`].
 
 use crate::kernel::{
-    aabb_triangle, closest_point, moving_aabb_aabb, moving_sphere_aabb, moving_sphere_sphere, overlap, ray_aabb,
-    ray_plane, ray_sphere, ray_triangle, segment_capsule, segment_sphere, watertight,
+    aabb_triangle, closest_point, moving_aabb_aabb, moving_sphere_aabb, moving_sphere_sphere, moving_sphere_triangle,
+    overlap, ray_aabb, ray_plane, ray_sphere, ray_triangle, segment_capsule, segment_sphere, watertight,
 };
 use crate::lanes::{F32x4, F32x8, Lanes, Mask};
 use crate::prim::{Aabb, Capsule, Plane, Primitive, Soa, Sphere, Triangle};
@@ -122,6 +122,7 @@ impl fmt::Debug for Kernel {
 /// | `segment_capsule` | [`segment_capsule::intersect_scalar`] |
 /// | `moving_sphere_aabb` | [`moving_sphere_aabb::time_of_impact_scalar`] |
 /// | `moving_aabb_aabb` | [`moving_aabb_aabb::time_of_impact_scalar`] |
+/// | `moving_sphere_triangle` | [`moving_sphere_triangle::sweep_scalar`] |
 /// | `closest_point_triangle` | [`closest_point::triangle_scalar`] |
 /// | `closest_point_sphere` | [`closest_point::sphere_scalar`] |
 /// | `closest_point_aabb` | [`closest_point::aabb_scalar`] |
@@ -148,6 +149,7 @@ pub fn kernels() -> Vec<Kernel> {
         Kernel::new::<ClosestPointTriangle>(13),
         Kernel::new::<ClosestPointSphere>(14),
         Kernel::new::<ClosestPointAabb>(15),
+        Kernel::new::<MovingSphereTriangle>(16),
     ]
 }
 
@@ -643,6 +645,39 @@ impl KernelDef for MovingSphereAabb {
     fn lanes<L: Lanes>((s, v, b): &Self::Pool, i: usize) -> LanesOut<L> {
         let (hit, t) = moving_sphere_aabb::time_of_impact_lanes(&s.soa.lanes::<L>(i), v.lanes(i), &b.soa.lanes::<L>(i));
         (hit, Some(t))
+    }
+}
+
+struct MovingSphereTriangle;
+impl KernelDef for MovingSphereTriangle {
+    const NAME: &'static str = "moving_sphere_triangle";
+    type Pool = (Prims<Sphere>, Points, Prims<Triangle>);
+    /// Spheres from 3–10 units away moving towards a triangle of up to 4 units, stopping
+    /// short of, at or beyond it.
+    fn pool(rng: &mut Rng) -> Self::Pool {
+        let pairs = gen_pool(rng, |rng| {
+            let c = rng.vec3(-50.0, 50.0);
+            let tri = Triangle::new(c + rng.vec3(-2.0, 2.0), c + rng.vec3(-2.0, 2.0), c + rng.vec3(-2.0, 2.0));
+            let (p, v) = approach(rng, c, 1.0);
+            (Sphere::new(p, rng.range(0.3, 1.2)), v, tri)
+        });
+        (
+            Prims::new(pairs.iter().map(|p| p.0).collect()),
+            Points::new(pairs.iter().map(|p| p.1).collect()),
+            Prims::new(pairs.iter().map(|p| p.2).collect()),
+        )
+    }
+    #[inline(always)]
+    fn scalar((s, v, t): &Self::Pool, i: usize) -> Scalar {
+        let sphere = &s.v[i];
+        t_of(moving_sphere_triangle::sweep_scalar(sphere.center, sphere.radius, v.v[i], &t.v[i]).map(|c| c.toi))
+    }
+    #[inline(always)]
+    fn lanes<L: Lanes>((s, v, t): &Self::Pool, i: usize) -> LanesOut<L> {
+        let sphere = s.soa.lanes::<L>(i);
+        let (hit, toi, _, _) =
+            moving_sphere_triangle::sweep_lanes(sphere.center, sphere.radius, v.lanes(i), &t.soa.lanes::<L>(i));
+        (hit, Some(toi))
     }
 }
 
