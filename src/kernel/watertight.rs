@@ -69,8 +69,8 @@ pub const BOX_MARGIN: f32 = 1.0 / 131_072.0;
 
 /// The box a BVH keeps for `tri` under the watertight test: its exact box widened on every
 /// side by [`BOX_MARGIN`] of its largest extent, rounded outwards (so the widening survives
-/// coordinates much larger than the triangle). A triangle with a non-finite vertex keeps its
-/// plain box.
+/// coordinates much larger than the triangle). A triangle whose extent is not finite (an
+/// infinite coordinate) keeps its plain box; scenes hold only finite triangles.
 pub fn traversal_bounds(tri: &Triangle) -> Aabb {
     let b = tri.aabb();
     let m = (b.max - b.min).max_element() * BOX_MARGIN;
