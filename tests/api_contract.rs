@@ -149,3 +149,31 @@ fn hits_name_their_primitive_kind() {
     }
     assert_eq!(lanecast::Hit::MISS.kind, HitKind::None);
 }
+
+#[test]
+fn builder_geometries_give_back_what_was_added_in_id_order() {
+    use lanecast::scene::Geometry;
+    let tri = |x: f32| Triangle::new(Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0));
+    let mut b = SceneBuilder::new();
+    let s = [Sphere::new(Vec3::ONE, 0.5), Sphere::new(Vec3::ZERO, 2.0)];
+    let m1 = [tri(0.0), tri(5.0)];
+    let bx = [Aabb::new(Vec3::ZERO, Vec3::ONE)];
+    let pl = Plane::new(Vec3::Y, -1.0);
+    let m2 = [tri(9.0)];
+    assert_eq!(b.add_spheres(&s).unwrap(), 0);
+    assert_eq!(b.add_triangles(&m1).unwrap(), 1);
+    assert_eq!(b.add_boxes(&bx).unwrap(), 2);
+    assert_eq!(b.add_plane(pl).unwrap(), 3);
+    assert_eq!(b.add_mesh(&[[9.0, 0.0, 0.0], [10.0, 0.0, 0.0], [9.0, 1.0, 0.0]], &[[0, 1, 2]]).unwrap(), 4);
+    let g = b.geometries();
+    assert_eq!(
+        g,
+        vec![
+            Geometry::Spheres(&s),
+            Geometry::Mesh(&m1),
+            Geometry::Boxes(&bx),
+            Geometry::Plane(&pl),
+            Geometry::Mesh(&m2)
+        ]
+    );
+}

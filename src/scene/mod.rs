@@ -133,6 +133,20 @@ pub struct GeomInfo {
     pub degenerate: u32,
 }
 
+/// One geometry as a [`SceneBuilder`] holds it ([`SceneBuilder::geometries`]): its primitives
+/// in prim-id order, as they were added (a mesh as its triangles, after indexing).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Geometry<'a> {
+    /// A sphere set.
+    Spheres(&'a [Sphere]),
+    /// A box set.
+    Boxes(&'a [Aabb]),
+    /// A triangle mesh (degenerate triangles included).
+    Mesh(&'a [Triangle]),
+    /// An infinite plane.
+    Plane(&'a Plane),
+}
+
 /// Collects geometries, then builds a [`Scene`].
 ///
 /// Settings chain: `SceneBuilder::new().quality(Quality::High)`; geometries are added through
@@ -251,6 +265,25 @@ impl SceneBuilder {
     /// Geometries added so far, indexed by id.
     pub fn geoms(&self) -> &[GeomInfo] {
         &self.geoms
+    }
+    /// Every geometry added so far, in id order, with its primitives: enough to add them
+    /// again to another builder (or to hand them to another process) and get the same ids.
+    pub fn geometries(&self) -> Vec<Geometry<'_>> {
+        let (mut t, mut s, mut b, mut p) = (0, 0, 0, 0);
+        let take = |at: &mut usize, n: u32| {
+            let r = *at..*at + n as usize;
+            *at = r.end;
+            r
+        };
+        self.geoms
+            .iter()
+            .map(|g| match g.kind {
+                GeomKind::Spheres => Geometry::Spheres(&self.spheres[take(&mut s, g.prims)]),
+                GeomKind::Boxes => Geometry::Boxes(&self.boxes[take(&mut b, g.prims)]),
+                GeomKind::Mesh => Geometry::Mesh(&self.tris[take(&mut t, g.prims)]),
+                GeomKind::Plane => Geometry::Plane(&self.planes[take(&mut p, 1).start]),
+            })
+            .collect()
     }
     /// The build options in effect.
     pub fn build_options(&self) -> &BuildOptions {
