@@ -12,7 +12,8 @@ Rays are ``(..., 6)`` (origin, direction) or ``(..., 8)`` (origin, direction, tm
 float32; points are ``(..., 3)``. Results keep the leading shape of the input. C-contiguous
 float32 input is read in place, without a copy. Other float or integer dtypes, other byte
 orders and non-contiguous views are converted once to a C-contiguous float32 copy (the cost of
-one ``numpy.ascontiguousarray``: 4 bytes per number, one pass). Booleans, complex numbers,
+one ``numpy.require(a, np.float32, ['C', 'A'])``: 4 bytes per number, one pass;
+misaligned buffers, as unpickling can give, are copied too). Booleans, complex numbers,
 strings and objects raise ``TypeError``; a wrong shape raises ``ValueError``. Both name the
 argument, the expected shape and dtype, and what was given.
 
@@ -58,7 +59,9 @@ def _array(name: str, a: Any, dtype: type, last: Sequence[int], what: str) -> np
         raise TypeError(f"{name}: expected {what} of a real number dtype (float32 is read without a copy), got dtype {arr.dtype}")
     if arr.ndim == 0 or arr.shape[-1] not in last:
         raise ValueError(f"{name}: expected {what}, got shape {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=dtype)
+    # C order and aligned: an array rebuilt from a byte stream (pickle, Dask frames) can be
+    # misaligned, and Rust reads the data as a slice of f32.
+    return np.require(arr, dtype=dtype, requirements=["C", "A"])
 
 
 def _rays(rays: Any) -> Tuple[np.ndarray, Tuple[int, ...]]:
@@ -306,6 +309,10 @@ class Scene:
             self._key = h.hexdigest()
         return self._key
 
+    def __dask_tokenize__(self) -> Tuple[str, str]:
+        """Dask's token for this scene: its content hash (no pickling to tokenize)."""
+        return ("lanecast.Scene", self.content_hash())
+
     def __getstate__(self) -> Dict[str, Any]:
         return {
             "records": self._records,
@@ -317,7 +324,8 @@ class Scene:
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__init__(state["triangle_test"], state["quality"])  # type: ignore[misc]
         for k, a, b in state["records"]:
-            self._add(k, a, b)
+            aligned = None if b is None else np.require(b, np.uint32, ["C", "A"])
+            self._add(k, np.require(a, np.float32, ["C", "A"]), aligned)
         self.camera = state["camera"]
 
     def __repr__(self) -> str:

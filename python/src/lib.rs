@@ -86,7 +86,7 @@ fn rows<'a>(name: &str, a: &'a PyReadonlyArray2<'_, f32>, cols: &[usize]) -> PyR
     if !cols.contains(&shape[1]) {
         return Err(value_error(format!("{name}: expected shape (n, {cols:?}), got {shape:?}")));
     }
-    let s = a.as_slice().map_err(|_| value_error(format!("{name}: expected a C-contiguous array")))?;
+    let s = a.as_slice().map_err(|_| value_error(format!("{name}: expected a C-contiguous, aligned array")))?;
     Ok((s, shape[1]))
 }
 
@@ -221,7 +221,7 @@ fn add_geometry(
             if idx.shape()[1] != 3 {
                 return Err(value_error(format!("triangles: expected shape (m, 3), got {:?}", idx.shape())));
             }
-            let t = idx.as_slice().map_err(|_| value_error("triangles: expected a C-contiguous array"))?;
+            let t = idx.as_slice().map_err(|_| value_error("triangles: expected a C-contiguous, aligned array"))?;
             b.add_mesh(bytemuck::cast_slice(v), bytemuck::cast_slice(t))
         }
         "spheres" => {
