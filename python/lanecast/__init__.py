@@ -23,7 +23,8 @@ errors. ``t_hit`` is in units of the ray direction's length (directions are not 
 Threads
 -------
 Every query releases the GIL and runs on lanecast's rayon pool: ``nthreads=0`` uses all cores,
-``nthreads=k`` a pool of ``k`` threads (created once per size and reused).
+``nthreads=k`` a pool of ``k`` threads (created once per size and calling thread, and reused):
+two Python threads that each ask for ``nthreads=1`` run on two cores at once.
 """
 
 from __future__ import annotations

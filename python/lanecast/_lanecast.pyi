@@ -23,6 +23,10 @@ SIMD: str
 def invalid_id() -> int:
     """``2**32 - 1``, the id of a miss."""
 
+def _pool_id(nthreads: int) -> int:
+    """The pool a query with ``nthreads`` runs on from the calling thread (0: the global pool);
+    pools belong to the calling thread."""
+
 def check_geometry(kind: str, a: F32, b: Optional[U32] = None) -> None:
     """Raises ``ValueError`` if the record would be rejected by ``build``."""
 

@@ -20,9 +20,10 @@ use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArray
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Rays or points per rayon task: large enough to amortise the task, small enough to balance.
@@ -52,32 +53,47 @@ fn scene_error(e: SceneError) -> PyErr {
 }
 
 /// Runs `f` on the global rayon pool (`nthreads == 0`, all cores) or on a pool of `nthreads`
-/// threads, created once per size and kept.
+/// threads. Pools belong to the calling thread (created once per size and kept while that
+/// thread lives): two Python threads that each ask for `nthreads = 1` run on two threads at
+/// once, instead of queueing for one shared worker.
 fn on_pool<T: Send>(nthreads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     if nthreads == 0 {
         return Ok(f());
     }
+    Ok(caller_pool(nthreads)?.install(f))
+}
+
+thread_local! {
+    /// The calling thread's pools, by size.
+    static POOLS: RefCell<HashMap<usize, Arc<rayon::ThreadPool>>> = RefCell::new(HashMap::new());
+}
+
+/// The calling thread's pool of `nthreads` threads, made on first use.
+fn caller_pool(nthreads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
     if nthreads > MAX_THREADS {
         return Err(value_error(format!("nthreads must be 0 (all cores) or at most {MAX_THREADS}, got {nthreads}")));
     }
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let pool = {
-        let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-        match pools.get(&nthreads) {
-            Some(p) => p.clone(),
-            None => {
-                let p = rayon::ThreadPoolBuilder::new()
-                    .num_threads(nthreads)
-                    .thread_name(|i| format!("lanecast-{i}"))
-                    .build()
-                    .map_err(|e| PyOSError::new_err(format!("cannot start {nthreads} threads: {e}")))?;
-                let p = Arc::new(p);
-                pools.insert(nthreads, p.clone());
-                p
-            }
-        }
-    };
-    Ok(pool.install(f))
+    if let Some(p) = POOLS.with_borrow(|pools| pools.get(&nthreads).cloned()) {
+        return Ok(p);
+    }
+    let p = rayon::ThreadPoolBuilder::new()
+        .num_threads(nthreads)
+        .thread_name(|i| format!("lanecast-{i}"))
+        .build()
+        .map_err(|e| PyOSError::new_err(format!("cannot start {nthreads} threads: {e}")))?;
+    let p = Arc::new(p);
+    POOLS.with_borrow_mut(|pools| pools.insert(nthreads, p.clone()));
+    Ok(p)
+}
+
+/// An identifier of the pool a query with `nthreads` threads runs on from the calling thread
+/// (0 for the global pool): equal for the same thread and size, different across threads.
+#[pyfunction]
+fn _pool_id(nthreads: usize) -> PyResult<usize> {
+    if nthreads == 0 {
+        return Ok(0);
+    }
+    Ok(Arc::as_ptr(&caller_pool(nthreads)?) as usize)
 }
 
 /// The C-contiguous rows of a 2-D float32 array whose row length is one of `cols`.
@@ -592,6 +608,7 @@ fn _lanecast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_scene, m)?)?;
     m.add_function(wrap_pyfunction!(load_mesh, m)?)?;
     m.add_function(wrap_pyfunction!(invalid_id, m)?)?;
+    m.add_function(wrap_pyfunction!(_pool_id, m)?)?;
     m.add("SIMD", lanecast::lanes::instruction_set())?;
     Ok(())
 }

@@ -151,3 +151,31 @@ def test_agrees_with_embree_on_the_bunny(bunny):
     occ = es.run(o, d, query="OCCLUDED") >= 0
     assert (only.test_occlusions(rays) == occ).mean() >= 0.9999
     del embreex
+
+
+def test_each_python_thread_gets_its_own_pool():
+    """Two Python threads asking for ``nthreads=1`` must not queue for one shared worker (they
+    did, when pools were shared by size: two threads together took as long as one after the
+    other). Each calling thread has its own pool of each size, and keeps it."""
+    from lanecast import _lanecast
+
+    ids = {}
+    # Both threads stay alive until both have their pools (a dead thread's pools are freed,
+    # and a new pool could reuse the address).
+    both = threading.Barrier(2)
+
+    def probe(name):
+        ids[name] = (_lanecast._pool_id(1), _lanecast._pool_id(1), _lanecast._pool_id(2), _lanecast._pool_id(0))
+        both.wait()
+
+    threads = [threading.Thread(target=probe, args=(k,)) for k in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    (a1, a1_again, a2, a0), (b1, _, b2, b0) = ids["a"], ids["b"]
+    assert a1 == a1_again != 0, "a thread keeps its pool"
+    assert a1 != b1 and a2 != b2, "two threads never share a pool"
+    assert a1 != a2 and a0 == b0 == 0, "one pool per size; 0 is the global pool"
+    with pytest.raises(ValueError, match="at most 1024"):
+        _lanecast._pool_id(1025)
