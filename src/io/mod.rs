@@ -112,7 +112,7 @@ mod source;
 mod values;
 
 pub use hits::{AllHitsWriter, HitWriter, VisWriter, read_hits, read_visibility};
-pub use points::{POINT_COLUMNS, PointReader, write_points};
+pub use points::{POINT_COLUMNS, PointReader, SWEEP_COLUMNS, SweepReader, write_points, write_sweeps};
 pub use rays::{RayReader, write_f32_records, write_rays, write_segments};
 pub use sink::AtomicFile;
 pub use values::{ClosestWriter, CountWriter, FlagWriter, read_counts, read_flags};

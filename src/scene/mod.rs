@@ -44,11 +44,13 @@ mod kind;
 #[cfg(feature = "cli")]
 pub mod mesh_io;
 mod query;
+mod sweep;
 
 pub use all::{CONTAINS_DIR, HitLists};
 pub use closest::ClosestPoint;
 pub use kind::{KindBvh, LeafPacket, LeafRay, Traceable};
 pub use query::PacketScratch;
+pub use sweep::{SphereSweep, SweepHit, plane_time_of_impact};
 
 use crate::bvh::{BuildOptions, BvhError, Quality};
 use crate::error::{LimitError, SceneError};

@@ -57,8 +57,10 @@
 pub mod child_order;
 mod point;
 pub mod slab;
+mod sweep;
 
 pub use point::*;
+pub use sweep::{SweepLeafAction, SweptSphere, TIME_SLACK, sweep_binary, sweep_wide};
 
 pub use child_order::StackEntry;
 pub use slab::TraversalRay;

@@ -1,0 +1,379 @@
+//! Sphere sweeps against whole scenes (`Scene::sweep_sphere`, `sweep_with`, `sweep_batch`).
+//!
+//! * Every backend equals a brute-force scan over every primitive with the same kernels
+//!   (`sweep_sphere_brute_force_with`), bit for bit: the grown-box traversal never culls a
+//!   contact, and the tie rule (smallest `toi`, then smallest `(geom, prim)`) is the same.
+//! * The lanes backends agree with the scalar one within the kernels' tolerance (hit/miss
+//!   flips only at tangency, at most 1 in 10³ sweeps; `toi` within 2⁻¹²).
+//! * The scalar answers against an independent f64 distance written here (per shape: triangle
+//!   by foot of the perpendicular or nearest edge; solid spheres and boxes; planes), by dense
+//!   sampling of the motion: no overlap before `toi`, contact at `toi`, the contact point on
+//!   the reported primitive.
+//! * Known contacts, zero motion, motion parallel to a face, invalid input, empty scenes and
+//!   batches.
+
+use glam::{DVec3, Vec3};
+use lanecast::prim::{Aabb, Plane, Sphere, Triangle};
+use lanecast::rng::Rng;
+use lanecast::{Backend, HitKind, Scene, SceneBuilder, SphereSweep, SweepHit};
+
+const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Tri(Triangle),
+    Ball(Sphere),
+    Cube(Aabb),
+    Flat(Plane),
+}
+
+struct World {
+    scene: Scene,
+    /// `(geom, prim, shape)` of every primitive.
+    shapes: Vec<(u32, u32, Shape)>,
+    scale: f32,
+}
+
+fn random_world(seed: u64, n: usize, scale: f32, planes: bool) -> World {
+    let mut rng = Rng::new(seed);
+    let at = |rng: &mut Rng| rng.vec3(-10.0, 10.0) * scale;
+    let mut b = SceneBuilder::new();
+    let mut shapes = Vec::new();
+    let mut left = n;
+    while left > 0 {
+        let m = (rng.below(left.min(60) as u64) as usize + 1).min(left);
+        left -= m;
+        match rng.below(3) {
+            0 => {
+                let s: Vec<Sphere> = (0..m).map(|_| Sphere::new(at(&mut rng), rng.range(0.05, 1.0) * scale)).collect();
+                let g = b.add_spheres(&s).unwrap();
+                shapes.extend(s.iter().enumerate().map(|(i, s)| (g, i as u32, Shape::Ball(*s))));
+            }
+            1 => {
+                let bx: Vec<Aabb> = (0..m)
+                    .map(|_| {
+                        let c = at(&mut rng);
+                        let h = rng.vec3(0.05, 1.0) * scale;
+                        Aabb::new(c - h, c + h)
+                    })
+                    .collect();
+                let g = b.add_boxes(&bx).unwrap();
+                shapes.extend(bx.iter().enumerate().map(|(i, x)| (g, i as u32, Shape::Cube(*x))));
+            }
+            _ => {
+                let mut tris = Vec::new();
+                for _ in 0..m {
+                    let c = at(&mut rng);
+                    let size = rng.range(0.1, 2.0) * scale;
+                    let v = [0; 3].map(|_| c + rng.unit_vec3() * size);
+                    tris.push(Triangle::new(v[0], v[1], v[2]));
+                    if rng.f32() < 0.05 {
+                        tris.push(Triangle::new(v[1], v[2], v[0])); // coincident: a tie
+                    }
+                }
+                let g = b.add_triangles(&tris).unwrap();
+                shapes.extend(tris.iter().enumerate().map(|(i, t)| (g, i as u32, Shape::Tri(*t))));
+            }
+        }
+    }
+    if planes {
+        let p = Plane::new(rng.unit_vec3(), rng.range(8.0, 14.0) * scale);
+        let g = b.add_plane(p).unwrap();
+        shapes.push((g, 0, Shape::Flat(p)));
+    }
+    World { scene: b.build().unwrap(), shapes, scale }
+}
+
+/// Sweeps that start anywhere in the world and move up to its size; a few with zero motion,
+/// motion along one axis, or radius 0.
+fn random_sweeps(rng: &mut Rng, scale: f32, n: usize) -> Vec<SphereSweep> {
+    (0..n)
+        .map(|k| {
+            let c = rng.vec3(-12.0, 12.0) * scale;
+            let r = if k % 17 == 0 { 0.0 } else { rng.range(0.01, 1.5) * scale };
+            let m = match k % 13 {
+                0 => Vec3::ZERO,
+                1 => Vec3::new(rng.range(-20.0, 20.0) * scale, 0.0, 0.0),
+                _ => rng.vec3(-20.0, 20.0) * scale,
+            };
+            SphereSweep::new(c, r, m)
+        })
+        .collect()
+}
+
+fn worlds() -> Vec<World> {
+    [
+        (1u64, 1, 1.0, false),
+        (2, 9, 1.0, true),
+        (3, 120, 1.0, false),
+        (4, 700, 1.0, true),
+        (5, 300, 1e4, true),
+        (6, 300, 1e-3, false),
+    ]
+    .into_iter()
+    .map(|(seed, n, scale, planes)| random_world(seed, n, scale, planes))
+    .collect()
+}
+
+fn n_sweeps() -> usize {
+    if cfg!(debug_assertions) { 200 } else { 3000 }
+}
+
+#[test]
+fn every_backend_equals_brute_force_with_its_kernels() {
+    let mut hits = 0;
+    for (wi, w) in worlds().iter().enumerate() {
+        let mut rng = Rng::new(100 + wi as u64);
+        for s in random_sweeps(&mut rng, w.scale, n_sweeps()) {
+            for be in BACKENDS {
+                let got = w.scene.sweep_with(&s, be);
+                let want = w.scene.sweep_sphere_brute_force_with(&s, be);
+                assert_eq!(got, want, "world {wi}, {be:?}, {s:?}");
+                hits += usize::from(got.is_some());
+            }
+        }
+    }
+    assert!(hits > 1000, "only {hits} contacts compared");
+}
+
+#[test]
+fn lanes_backends_agree_with_the_scalar_backend_within_the_tolerance() {
+    let (mut both, mut flips, mut total) = (0usize, 0usize, 0usize);
+    for (wi, w) in worlds().iter().enumerate() {
+        let mut rng = Rng::new(200 + wi as u64);
+        for s in random_sweeps(&mut rng, w.scale, n_sweeps()) {
+            let reference = w.scene.sweep_with(&s, Backend::Scalar);
+            for be in [Backend::X4, Backend::X8] {
+                total += 1;
+                match (reference, w.scene.sweep_with(&s, be)) {
+                    (Some(a), Some(b)) => {
+                        both += 1;
+                        assert!((a.toi - b.toi).abs() <= 1.0 / 4096.0, "world {wi}, {be:?}, {s:?}: {a:?} vs {b:?}");
+                    }
+                    (None, None) => {}
+                    _ => flips += 1,
+                }
+            }
+        }
+    }
+    assert!(both > 1000);
+    assert!(flips * 1000 <= total, "{flips} hit/miss flips in {total} sweeps");
+}
+
+// ---------------------------------------------------------------------------------------
+// Independent f64 distances.
+
+fn closest_on_segment(p: DVec3, a: DVec3, b: DVec3) -> DVec3 {
+    let d = b - a;
+    let l2 = d.length_squared();
+    if l2 == 0.0 {
+        return a;
+    }
+    a + d * ((p - a).dot(d) / l2).clamp(0.0, 1.0)
+}
+
+/// Distance from `p` to a shape, f64; 0 inside a solid sphere or box.
+fn distance(p: DVec3, shape: &Shape) -> f64 {
+    match *shape {
+        Shape::Tri(t) => {
+            let [a, b, c] = t.v.map(|v| v.as_dvec3());
+            let n = (b - a).cross(c - a);
+            if n.length_squared() > 0.0 {
+                let foot = p - n * ((p - a).dot(n) / n.length_squared());
+                if [(a, b), (b, c), (c, a)].iter().all(|&(u, w)| (w - u).cross(foot - u).dot(n) >= 0.0) {
+                    return (p - foot).length();
+                }
+            }
+            [(a, b), (b, c), (c, a)]
+                .iter()
+                .map(|&(u, w)| (p - closest_on_segment(p, u, w)).length())
+                .fold(f64::INFINITY, f64::min)
+        }
+        Shape::Ball(s) => ((p - s.center.as_dvec3()).length() - s.radius as f64).max(0.0),
+        Shape::Cube(b) => {
+            let q = p.clamp(b.min.as_dvec3(), b.max.as_dvec3());
+            (p - q).length()
+        }
+        Shape::Flat(pl) => {
+            let n = pl.normal.as_dvec3();
+            (n.dot(p) - pl.d as f64).abs() / n.length()
+        }
+    }
+}
+
+fn world_distance(w: &World, p: DVec3) -> f64 {
+    w.shapes.iter().map(|(_, _, s)| distance(p, s)).fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn dense_sampling_with_an_independent_distance() {
+    let mut contacts = 0;
+    for (wi, w) in worlds().iter().enumerate() {
+        let mut rng = Rng::new(300 + wi as u64);
+        let n = if cfg!(debug_assertions) { 60 } else { 600 };
+        for s in random_sweeps(&mut rng, w.scale, n) {
+            let (c, m, r) = (s.center.as_dvec3(), s.motion.as_dvec3(), s.radius as f64);
+            // Rounding of f32 coordinates at the world's size.
+            let tol = 2e-4 * w.scale as f64 * (1.0 + m.length() / w.scale as f64);
+            let end = match w.scene.sweep_with(&s, Backend::Scalar) {
+                Some(h) => {
+                    contacts += 1;
+                    let d = world_distance(w, c + m * h.toi as f64);
+                    if h.toi > 0.0 {
+                        assert!((d - r).abs() <= tol, "world {wi}, {s:?}: distance {d} at toi {} vs r {r}", h.toi);
+                    } else {
+                        assert!(d <= r + tol, "world {wi}, {s:?}: toi 0 but distance {d}");
+                    }
+                    let shape = w.shapes.iter().find(|(g, p, _)| (*g, *p) == (h.geom, h.prim)).unwrap().2;
+                    let on = distance(h.point.as_dvec3(), &shape);
+                    assert!(on <= tol, "world {wi}, {s:?}: contact point {on} off its primitive");
+                    assert!((h.normal.length() - 1.0).abs() < 1e-4 || r == 0.0, "{h:?}");
+                    h.toi as f64
+                }
+                None => 1.0,
+            };
+            for k in 0..=128 {
+                let t = end * k as f64 / 128.0;
+                if t < end {
+                    let d = world_distance(w, c + m * t);
+                    assert!(d >= r - tol, "world {wi}, {s:?}: overlap ({d} < {r}) at t = {t} before toi {end}");
+                }
+            }
+        }
+    }
+    assert!(contacts > 300, "only {contacts} contacts checked");
+}
+
+// ---------------------------------------------------------------------------------------
+// Known contacts.
+
+fn one(shape: impl FnOnce(&mut SceneBuilder) -> u32) -> Scene {
+    let mut b = SceneBuilder::new();
+    shape(&mut b);
+    b.build().unwrap()
+}
+
+fn each(scene: &Scene, s: SphereSweep) -> Option<SweepHit> {
+    let answers: Vec<_> = BACKENDS.iter().map(|&be| scene.sweep_with(&s, be)).collect();
+    for a in &answers {
+        assert_eq!(a.is_some(), answers[0].is_some(), "{s:?}: {answers:?}");
+        if let (Some(a), Some(b)) = (a, answers[0]) {
+            assert!((a.toi - b.toi).abs() < 1e-5 && (a.geom, a.prim) == (b.geom, b.prim), "{answers:?}");
+        }
+    }
+    answers[0]
+}
+
+fn close(a: Vec3, b: Vec3) -> bool {
+    (a - b).length() < 1e-5
+}
+
+#[test]
+fn known_contacts_with_each_kind() {
+    // Triangle face: a ball falling onto the unit triangle in z = 0 from z = 2, radius 0.5.
+    let tri = one(|b| b.add_triangle(Triangle::new(Vec3::ZERO, Vec3::X * 2.0, Vec3::Y * 2.0)).unwrap());
+    let h = each(&tri, SphereSweep::new(Vec3::new(0.5, 0.5, 2.0), 0.5, Vec3::new(0.0, 0.0, -3.0))).unwrap();
+    assert!((h.toi - 0.5).abs() < 1e-6 && close(h.point, Vec3::new(0.5, 0.5, 0.0)) && close(h.normal, Vec3::Z));
+    assert_eq!(h.kind, HitKind::Triangle);
+    // Its edge x = 0: the ball passes beside it at x = -1 moving in z: touches the edge
+    // capsule where the centre is 0.5 away, never the face.
+    let h = each(&tri, SphereSweep::new(Vec3::new(-0.4, 1.0, 2.0), 0.5, Vec3::new(0.0, 0.0, -4.0))).unwrap();
+    let dz = (0.5f32 * 0.5 - 0.4 * 0.4).sqrt();
+    assert!((h.toi - (2.0 - dz) / 4.0).abs() < 1e-5, "{h:?}");
+    assert!(close(h.point, Vec3::new(0.0, 1.0, 0.0)));
+    // Motion parallel to the face at a height above the radius: no contact.
+    assert!(each(&tri, SphereSweep::new(Vec3::new(-3.0, 0.5, 0.6), 0.5, Vec3::new(8.0, 0.0, 0.0))).is_none());
+    // ... and at a height below it: touches the edge x = 0 on the way in.
+    assert!(each(&tri, SphereSweep::new(Vec3::new(-3.0, 0.5, 0.3), 0.5, Vec3::new(8.0, 0.0, 0.0))).is_some());
+
+    // Sphere: head-on, radii 1 and 0.5, centres 5 apart along x, motion 4: contact after 3.5.
+    let ball = one(|b| b.add_sphere(Sphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0)).unwrap());
+    let h = each(&ball, SphereSweep::new(Vec3::ZERO, 0.5, Vec3::new(4.0, 0.0, 0.0))).unwrap();
+    assert!((h.toi - 0.875).abs() < 1e-6 && close(h.point, Vec3::new(4.0, 0.0, 0.0)) && close(h.normal, -Vec3::X));
+    assert_eq!(h.kind, HitKind::Sphere);
+
+    // Box corner: a ball moving along the diagonal towards the corner (1, 1, 1) of the unit
+    // cube touches it where the centre is 0.5 from the corner.
+    let cube = one(|b| b.add_box(Aabb::new(Vec3::ZERO, Vec3::ONE)).unwrap());
+    let start = Vec3::splat(3.0);
+    let h = each(&cube, SphereSweep::new(start, 0.5, Vec3::splat(-2.0))).unwrap();
+    let travel = (start - Vec3::ONE).length() - 0.5;
+    assert!((h.toi - travel / Vec3::splat(2.0).length()).abs() < 1e-5, "{h:?}");
+    assert!(close(h.point, Vec3::ONE) && close(h.normal, Vec3::ONE.normalize()));
+    // Starting inside the box: toi 0, the nearest face.
+    let h = each(&cube, SphereSweep::new(Vec3::new(0.5, 0.5, 0.9), 0.1, Vec3::X)).unwrap();
+    assert_eq!((h.toi, h.kind), (0.0, HitKind::Box));
+    assert!(close(h.point, Vec3::new(0.5, 0.5, 1.0)) && close(h.normal, Vec3::Z));
+
+    // Plane, from either side.
+    let floor = one(|b| b.add_plane(Plane::new(Vec3::new(0.0, 2.0, 0.0), 0.0)).unwrap());
+    let h = each(&floor, SphereSweep::new(Vec3::new(0.0, 3.0, 0.0), 1.0, Vec3::new(0.0, -4.0, 0.0))).unwrap();
+    assert!((h.toi - 0.5).abs() < 1e-6 && close(h.point, Vec3::new(0.0, 0.0, 0.0)) && close(h.normal, Vec3::Y));
+    let h = each(&floor, SphereSweep::new(Vec3::new(0.0, -3.0, 0.0), 1.0, Vec3::new(0.0, 4.0, 0.0))).unwrap();
+    assert!((h.toi - 0.5).abs() < 1e-6 && close(h.normal, -Vec3::Y));
+    // Moving away, or parallel: nothing.
+    assert!(each(&floor, SphereSweep::new(Vec3::new(0.0, 3.0, 0.0), 1.0, Vec3::Y)).is_none());
+    assert!(each(&floor, SphereSweep::new(Vec3::new(0.0, 3.0, 0.0), 1.0, Vec3::X * 100.0)).is_none());
+}
+
+#[test]
+fn zero_motion_touches_only_at_the_start() {
+    let cube = one(|b| b.add_box(Aabb::new(Vec3::ZERO, Vec3::ONE)).unwrap());
+    for m in [Vec3::ZERO, Vec3::new(-0.0, 0.0, -0.0)] {
+        let h = each(&cube, SphereSweep::new(Vec3::new(2.0, 0.5, 0.5), 1.0, m)).unwrap();
+        assert_eq!(h.toi, 0.0);
+        assert!(each(&cube, SphereSweep::new(Vec3::new(2.01, 0.5, 0.5), 1.0, m)).is_none());
+    }
+}
+
+#[test]
+fn the_first_contact_wins_and_ties_go_to_the_smaller_ids() {
+    let mut b = SceneBuilder::new();
+    let far = b.add_sphere(Sphere::new(Vec3::new(10.0, 0.0, 0.0), 1.0)).unwrap();
+    let near = b.add_box(Aabb::new(Vec3::new(5.0, -1.0, -1.0), Vec3::new(6.0, 1.0, 1.0))).unwrap();
+    let _twin = b.add_box(Aabb::new(Vec3::new(5.0, -1.0, -1.0), Vec3::new(6.0, 1.0, 1.0))).unwrap();
+    let scene = b.build().unwrap();
+    let h = each(&scene, SphereSweep::new(Vec3::ZERO, 0.5, Vec3::new(20.0, 0.0, 0.0))).unwrap();
+    assert_eq!(h.geom, near, "the box is reached first (and ties with its twin)");
+    assert!((h.toi - 4.5 / 20.0).abs() < 1e-6);
+    let h = each(&scene, SphereSweep::new(Vec3::new(7.0, 0.0, 0.0), 0.5, Vec3::new(20.0, 0.0, 0.0))).unwrap();
+    assert_eq!(h.geom, far);
+}
+
+#[test]
+fn invalid_sweeps_and_empty_scenes_touch_nothing() {
+    let cube = one(|b| b.add_box(Aabb::new(Vec3::ZERO, Vec3::ONE)).unwrap());
+    let bad = [
+        SphereSweep::new(Vec3::NAN, 1.0, Vec3::X),
+        SphereSweep::new(Vec3::splat(0.5), -1.0, Vec3::X),
+        SphereSweep::new(Vec3::splat(0.5), f32::NAN, Vec3::X),
+        SphereSweep::new(Vec3::splat(0.5), f32::INFINITY, Vec3::X),
+        SphereSweep::new(Vec3::splat(0.5), 1.0, Vec3::new(f32::INFINITY, 0.0, 0.0)),
+    ];
+    for s in bad {
+        assert!(!s.is_valid());
+        for be in BACKENDS {
+            assert_eq!(cube.sweep_with(&s, be), None, "{s:?}");
+            assert_eq!(cube.sweep_sphere_brute_force_with(&s, be), None);
+        }
+    }
+    let empty = SceneBuilder::new().build().unwrap();
+    assert_eq!(empty.sweep_sphere(Vec3::ZERO, 1.0, Vec3::X), None);
+    assert!(!SweepHit::MISS.is_hit() && SweepHit::MISS.toi == f32::INFINITY);
+}
+
+#[test]
+fn batch_equals_one_by_one_in_input_order() {
+    let w = random_world(9, 400, 1.0, true);
+    let mut rng = Rng::new(10);
+    let sweeps = random_sweeps(&mut rng, 1.0, 5000);
+    let mut out = vec![SweepHit::MISS; sweeps.len()];
+    w.scene.sweep_batch(&sweeps, &mut out);
+    let mut hits = 0;
+    for (s, o) in sweeps.iter().zip(&out) {
+        let one = w.scene.sweep_sphere(s.center, s.radius, s.motion).unwrap_or(SweepHit::MISS);
+        assert_eq!(*o, one);
+        hits += usize::from(o.is_hit());
+    }
+    assert!(hits > 500 && hits < 4900, "{hits}");
+}
