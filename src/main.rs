@@ -1,4 +1,4 @@
-//! The `lanecast` command: render, cast, los, count, inside, closest, bench and info over
+//! The `lanecast` command: render, cast, los, count, inside, closest, sweep, bench and info over
 //! TOML scenes (see the README). Thin: parses arguments, calls the library, prints. Exit codes: 0 success,
 //! 2 bad input (the message names the file and place), 1 anything else.
 
@@ -7,11 +7,11 @@ use glam::Vec3;
 use indicatif::{ProgressBar, ProgressStyle};
 use lanecast::io::{
     AllHitsWriter, AtomicFile, ClosestWriter, CountWriter, FlagWriter, Format, HitWriter, InputKind, IoError,
-    PointReader, RayReader, VisWriter,
+    PointReader, RayReader, SweepReader, SweepWriter, VisWriter,
 };
 use lanecast::render::{self, Axis, Mode, RenderError, Shade};
 use lanecast::scene::file::{SceneFile, default_scene, load_scene_file};
-use lanecast::{Backend, ClosestPoint, HitSoa, RaySoa, Scene, TriangleTest, bench};
+use lanecast::{Backend, ClosestPoint, HitSoa, RaySoa, Scene, SphereSweep, SweepHit, TriangleTest, bench};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +38,8 @@ enum Cmd {
     Inside(InsideArgs),
     /// Closest surface point of the scene to every point of a file.
     Closest(ClosestArgs),
+    /// First contact of every moving sphere of a file with the scene (continuous collision).
+    Sweep(SweepArgs),
     /// Kernel and scene-query throughput table (scalar vs x4 vs x8).
     Bench(BenchArgs),
     /// Scene facts: counts, bounds, BVH shape, build time, memory.
@@ -187,6 +189,18 @@ struct ClosestArgs {
 }
 
 #[derive(Args)]
+struct SweepArgs {
+    #[command(flatten)]
+    scene: SceneArg,
+    /// Moving spheres: csv `cx,cy,cz,r,mx,my,mz` (centre, radius, motion), .bin (7 f32),
+    /// .npy (N,7); every number finite, radii >= 0. Output: `toi,geom,prim,inst,px,py,pz,nx,ny,nz`.
+    #[arg(long)]
+    spheres: String,
+    #[command(flatten)]
+    opts: QueryOpts,
+}
+
+#[derive(Args)]
 struct LosArgs {
     #[command(flatten)]
     scene: SceneArg,
@@ -243,6 +257,7 @@ fn main() -> ExitCode {
         Cmd::Count(a) => cmd_count(a),
         Cmd::Inside(a) => cmd_inside(a),
         Cmd::Closest(a) => cmd_closest(a),
+        Cmd::Sweep(a) => cmd_sweep(a),
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Info(a) => cmd_info(a),
     };
@@ -416,6 +431,7 @@ macro_rules! impl_input {
 }
 impl_input!(RayReader, RaySoa);
 impl_input!(PointReader, Vec<Vec3>);
+impl_input!(SweepReader, Vec<SphereSweep>);
 
 /// An answer file, moved into place by `finish` (nothing is left behind on a failure).
 trait Output {
@@ -431,7 +447,7 @@ macro_rules! impl_output {
         }
     )*};
 }
-impl_output!(HitWriter, AllHitsWriter, CountWriter, FlagWriter, ClosestWriter, VisWriter);
+impl_output!(HitWriter, AllHitsWriter, CountWriter, FlagWriter, ClosestWriter, SweepWriter, VisWriter);
 
 /// What one chunk's answer is computed from.
 struct Chunk<'a, C> {
@@ -543,6 +559,15 @@ fn cmd_inside(a: InsideArgs) -> Result<(), Fail> {
             w.write(&inside)
         },
     )
+}
+
+fn cmd_sweep(a: SweepArgs) -> Result<(), Fail> {
+    let mut hits = Vec::new();
+    Stream::new(&a.scene, &a.spheres, &a.opts, "sweeping").run(SweepReader::open, SweepWriter::create, |c, w| {
+        hits.resize(c.records.len(), SweepHit::MISS);
+        c.scene.sweep_batch_with(&c.records, &mut hits, c.backend);
+        w.write(&hits)
+    })
 }
 
 fn cmd_closest(a: ClosestArgs) -> Result<(), Fail> {

@@ -1,4 +1,4 @@
-//! Ray, segment, point, hit, visibility, count and closest-point files: csv, raw
+//! Ray, segment, point, sphere-sweep, hit, visibility, count, closest-point and contact files: csv, raw
 //! little-endian `.bin` and `.npy`, streamed in bounded chunks.
 //!
 //! # Formats
@@ -18,6 +18,8 @@
 //! | counts (out) | header `count`, then a decimal u32 per line | 4 bytes: u32 | `<u4`, shape (N,) |
 //! | inside (out) | header `inside`, then `1` or `0` per line | 1 byte per point (1/0) | `\|b1`, shape (N,) |
 //! | closest (out) | header `x,y,z,distance,geom,prim,u,v`; a miss is `inf,inf,inf,inf,-1,-1,0,0` | 32 bytes: `x y z distance` f32, `geom prim` u32, `u v` f32; a miss has `x y z distance = +inf`, ids `0xFFFFFFFF` | structured dtype `[('x','<f4'),('y','<f4'),('z','<f4'),('distance','<f4'),('geom','<u4'),('prim','<u4'),('u','<f4'),('v','<f4')]`, shape (N,) |
+//! | sphere sweeps (in) | `cx,cy,cz,r,mx,my,mz` (centre, radius, motion) | 7 × f32 | `<f4`, shape (N, 7), C order |
+//! | sweep contacts (out, `sweep`) | header `toi,geom,prim,inst,px,py,pz,nx,ny,nz`; a miss is `inf,-1,-1,-1,inf,inf,inf,0,0,0` | 40 bytes: `toi` f32, `geom prim inst` u32, `px py pz nx ny nz` f32; a miss has `toi`, `p` `+inf`, ids `0xFFFFFFFF` | structured dtype of those 10 fields (`<f4` / `<u4`), shape (N,) |
 //!
 //! * **Rays** without `tmin,tmax` (6 csv fields, or an `.npy` of shape (N, 6)) get
 //!   `t ∈ [0, +inf)`. A csv file may mix 6- and 8-field lines.
@@ -33,8 +35,10 @@
 //!   the right number of numeric fields.
 //! * **NaN and infinite values are not errors in ray and segment files**: such rays are
 //!   defined misses in the library (see [`crate::ray`]), and output order always equals
-//!   input order. **In point files they are errors** naming the line or record and the
-//!   column ([`PointReader`]): a point has no defined answer to fall back on.
+//!   input order. **In point and sphere-sweep files they are errors** naming the line or
+//!   record and the column ([`PointReader`], [`SweepReader`]; a negative radius too): a
+//!   point has no defined answer to fall back on, and a broken sweep record is a mistake.
+//! * **Sweep contacts**: `inst` is `-1` (`0xFFFFFFFF`) while scenes have no instances.
 //! * **Hit lists** ([`AllHitsWriter`]) hold one record per hit, sorted by ray then `t`
 //!   (ties by `geom`, `prim`), led by the 0-based index of the ray in the input; a ray
 //!   without hits has no record.
@@ -46,12 +50,12 @@
 //!
 //! # Streaming
 //!
-//! [`RayReader::next_chunk`] and [`PointReader::next_chunk`] return at most the requested
+//! [`RayReader::next_chunk`], [`PointReader::next_chunk`] and [`SweepReader::next_chunk`] return at most the requested
 //! number of records at a time and keep no more than one chunk (plus a 64 KiB read buffer
 //! and, for csv, the current line) in memory, so memory use does not grow with the file's
 //! length. The writers
 //! ([`HitWriter`], [`AllHitsWriter`], [`VisWriter`], [`FlagWriter`], [`CountWriter`],
-//! [`ClosestWriter`]) append one chunk at a time through a 64 KiB buffer; their `.npy`
+//! [`ClosestWriter`], [`SweepWriter`]) append one chunk at a time through a 64 KiB buffer; their `.npy`
 //! files reserve a header wide enough for any record count and fill in the shape in
 //! `finish`.
 //!
@@ -115,7 +119,7 @@ pub use hits::{AllHitsWriter, HitWriter, VisWriter, read_hits, read_visibility};
 pub use points::{POINT_COLUMNS, PointReader, SWEEP_COLUMNS, SweepReader, write_points, write_sweeps};
 pub use rays::{RayReader, write_f32_records, write_rays, write_segments};
 pub use sink::AtomicFile;
-pub use values::{ClosestWriter, CountWriter, FlagWriter, read_counts, read_flags};
+pub use values::{ClosestWriter, CountWriter, FlagWriter, SweepWriter, read_counts, read_flags};
 
 use std::fmt;
 use std::path::Path;

@@ -1,13 +1,14 @@
 //! Per-point and per-ray query output: [`FlagWriter`] (a bool per record, as `lanecast
 //! inside` and `lanecast los` write), [`CountWriter`] (a u32 per record, as `lanecast count`
-//! writes) and [`ClosestWriter`] (a closest-point record, as `lanecast closest` writes),
-//! with whole-file readers for checking the first two.
+//! writes), [`ClosestWriter`] (a closest-point record, as `lanecast closest` writes) and
+//! [`SweepWriter`] (a sphere-sweep contact, as `lanecast sweep` writes), with whole-file
+//! readers for checking the first two.
 
 use super::hits::{Records, open_records};
 use super::source::{CsvLines, check_stdio, quote_field, record_place};
 use super::{Format, IoError, STDIN_NAME, push_f32};
 use crate::hit::NO_ID;
-use crate::scene::ClosestPoint;
+use crate::scene::{ClosestPoint, SweepHit};
 use std::fmt::Write as _;
 
 /// The dtype of a bool `.npy` file.
@@ -21,6 +22,11 @@ const CLOSEST_DESCR: &str = "[('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('distan
                              ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), ('v', '<f4')]";
 /// Header line of a closest-point csv file.
 const CLOSEST_CSV_HEADER: &str = "x,y,z,distance,geom,prim,u,v";
+/// The structured dtype of a sweep `.npy` file.
+const SWEEP_DESCR: &str = "[('toi', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('inst', '<u4'), \
+                           ('px', '<f4'), ('py', '<f4'), ('pz', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]";
+/// Header line of a sweep csv file.
+const SWEEP_CSV_HEADER: &str = "toi,geom,prim,inst,px,py,pz,nx,ny,nz";
 /// Records encoded per write to the output.
 const BATCH: usize = 1 << 15;
 
@@ -185,6 +191,80 @@ impl ClosestWriter {
             }
         }
         self.rec.count += closest.len() as u64;
+        Ok(())
+    }
+
+    /// Records written so far.
+    pub fn count(&self) -> u64 {
+        self.rec.count
+    }
+
+    /// Completes the file (fills in the `.npy` shape), syncs it and renames it into place.
+    pub fn finish(self) -> Result<(), IoError> {
+        self.rec.finish()
+    }
+}
+
+/// Writes the first contacts of sphere sweeps, one record per sweep: csv under the header
+/// `toi,geom,prim,inst,px,py,pz,nx,ny,nz` (ids of a miss written as `-1`), 40-byte `.bin`
+/// records (`toi` f32, `geom prim inst` u32, `px py pz nx ny nz` f32), or an `.npy`
+/// structured array of those 10 fields, shape (N,). A miss ([`SweepHit::MISS`]) has `toi`
+/// and the point `+inf`, ids `0xFFFFFFFF` and a zero normal. `inst` is the instance id of a
+/// contact through an instance; scenes have no instances yet, so it is always `-1`
+/// (`0xFFFFFFFF`). The file appears under its name only when [`SweepWriter::finish`]
+/// succeeds.
+pub struct SweepWriter {
+    rec: Records,
+    text: String,
+    bytes: Vec<u8>,
+}
+
+impl SweepWriter {
+    /// Starts writing sweep contacts to `path` (`-`: stdout, csv only) in `format`.
+    pub fn create(path: &str, format: Format) -> Result<Self, IoError> {
+        Ok(Self {
+            rec: Records::create(path, format, SWEEP_CSV_HEADER, SWEEP_DESCR)?,
+            text: String::new(),
+            bytes: Vec::new(),
+        })
+    }
+
+    /// Appends one record per entry of `hits`.
+    pub fn write(&mut self, hits: &[SweepHit]) -> Result<(), IoError> {
+        for chunk in hits.chunks(BATCH / 10) {
+            match self.rec.format {
+                Format::Csv => {
+                    self.text.clear();
+                    for h in chunk {
+                        push_f32(&mut self.text, h.toi);
+                        for id in [h.geom, h.prim, NO_ID] {
+                            // Writing to a String cannot fail.
+                            let _ = if id == NO_ID { write!(self.text, ",-1") } else { write!(self.text, ",{id}") };
+                        }
+                        for x in h.point.to_array().into_iter().chain(h.normal.to_array()) {
+                            self.text.push(',');
+                            push_f32(&mut self.text, x);
+                        }
+                        self.text.push('\n');
+                    }
+                    self.rec.out.write_all(self.text.as_bytes())?;
+                }
+                Format::Bin | Format::Npy => {
+                    self.bytes.clear();
+                    for h in chunk {
+                        self.bytes.extend_from_slice(&h.toi.to_le_bytes());
+                        for id in [h.geom, h.prim, NO_ID] {
+                            self.bytes.extend_from_slice(&id.to_le_bytes());
+                        }
+                        for x in h.point.to_array().into_iter().chain(h.normal.to_array()) {
+                            self.bytes.extend_from_slice(&x.to_le_bytes());
+                        }
+                    }
+                    self.rec.out.write_all(&self.bytes)?;
+                }
+            }
+        }
+        self.rec.count += hits.len() as u64;
         Ok(())
     }
 
