@@ -29,6 +29,11 @@
 //! on one thread; throughput in point queries. Each found point's distance is summed into the
 //! result that goes through [`black_box`].
 //!
+//! Groups `sweep_sphere_<scene>` hold `scalar`, `x4`, `x8`: [`Scene::sweep_with`] for
+//! [`POINTS`] sphere sweeps of `workload::sphere_sweeps` (seed `lanecast::bench::SEED_SWEEPS`,
+//! the set of `lanecast bench`'s `sweep_sphere` rows), one at a time, on one thread;
+//! throughput in sweeps; the contacts are counted into the result.
+//!
 //! Groups `build_<scene>` time [`SceneBuilder::build`] at `fast`, `medium` and `high`
 //! quality ([`Quality`]), from a clone of a builder that already holds the loaded mesh (file
 //! loading is not timed). The builder parallelises big subtrees with rayon; here it runs
@@ -199,6 +204,21 @@ fn bench_scene(
     g.finish();
     drop(points);
 
+    // Sphere sweeps, one at a time: the set of `lanecast bench`'s sweep_sphere rows.
+    let sweeps = workload::sphere_sweeps(&b, POINTS, lanecast::bench::SEED_SWEEPS);
+    let gname = format!("sweep_sphere_{name}");
+    let mut g = c.benchmark_group(&gname);
+    g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(POINTS as u64));
+    for backend in BACKENDS {
+        g.bench_function(backend.name(), |bch| {
+            timed(bch, &gname, backend.name(), || {
+                black_box(&sweeps).iter().filter(|s| scene.sweep_with(s, backend).is_some()).count()
+            })
+        });
+    }
+    g.finish();
+    drop(sweeps);
+
     let gname = format!("build_{name}");
     let mut g = c.benchmark_group(&gname);
     g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(stats.triangles as u64));
@@ -259,6 +279,18 @@ fn print_table(facts: &[SceneFacts]) {
     out.push_str("| scene | scalar | x4 | x8 | x8 / scalar |\n|---|---:|---:|---:|---:|\n");
     for f in facts {
         let g = format!("closest_point_{}", f.name);
+        let mq = |func: &str| median(&g, func).map(|s| POINTS as f64 / s / 1e6);
+        let cell = |func: &str| mq(func).map_or("–".to_string(), |m| format!("{m:.2}"));
+        let ratio = match (mq("x8"), mq("scalar")) {
+            (Some(a), Some(b)) => format!("{:.2}×", a / b),
+            _ => "–".to_string(),
+        };
+        out.push_str(&format!("| {} | {} | {} | {} | {ratio} |\n", f.name, cell("scalar"), cell("x4"), cell("x8")));
+    }
+    out.push_str("\n## sphere sweeps (1 thread, Msweeps/s, median of samples)\n\n");
+    out.push_str("| scene | scalar | x4 | x8 | x8 / scalar |\n|---|---:|---:|---:|---:|\n");
+    for f in facts {
+        let g = format!("sweep_sphere_{}", f.name);
         let mq = |func: &str| median(&g, func).map(|s| POINTS as f64 / s / 1e6);
         let cell = |func: &str| mq(func).map_or("–".to_string(), |m| format!("{m:.2}"));
         let ratio = match (mq("x8"), mq("scalar")) {

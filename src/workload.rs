@@ -1,11 +1,13 @@
 //! Seeded ray sets used by the benchmarks and the `bench` command: coherent primary rays
-//! from a camera, incoherent rays, and line-of-sight segments inside a scene's box. Public so
+//! from a camera, incoherent rays, line-of-sight segments and sphere sweeps inside a scene's
+//! box. Public so
 //! peers' benches (and yours) can be fed the same rays; pinned in `tests/golden.rs`.
 
 use crate::camera::Camera;
 use crate::prim::Aabb;
 use crate::ray::{Ray, RaySoa};
 use crate::rng::Rng;
+use crate::scene::SphereSweep;
 
 /// `box` grown by `frac` of its size on every side.
 pub fn grown(b: &Aabb, frac: f32) -> Aabb {
@@ -41,4 +43,19 @@ pub fn segments(bounds: &Aabb, n: usize, seed: u64) -> RaySoa {
         })
         .collect();
     RaySoa::from_rays(&rays)
+}
+
+/// `n` sphere sweeps inside `bounds` grown 5 % per side: centres uniform, radii 0.5 % of the
+/// box diagonal, motions in uniform directions with length 5 % of the diagonal (a fast object's
+/// step).
+pub fn sphere_sweeps(bounds: &Aabb, n: usize, seed: u64) -> Vec<SphereSweep> {
+    let b = grown(bounds, 0.05);
+    let diag = (b.max - b.min).length();
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let c = b.min + (b.max - b.min) * rng.vec3(0.0, 1.0);
+            SphereSweep::new(c, 0.005 * diag, rng.unit_vec3() * (0.05 * diag))
+        })
+        .collect()
 }

@@ -3,8 +3,10 @@
 //! [`run`] is `lanecast bench`: kernel throughput (scalar, x4, x8, one thread, for every entry
 //! of [`kernels`]) and scene query throughput (scalar, x4, x8 and 8-ray packets; one thread and
 //! all threads; the `closest_point` row counts point queries, [`Scene::closest_point_batch`]
-//! over points drawn uniformly in the scene box with seed [`SEED_POINTS`]), each reported with
-//! its ratio to the scalar row measured in the same run.
+//! over points drawn uniformly in the scene box with seed [`SEED_POINTS`], and the
+//! `sweep_sphere` row sphere sweeps, [`Scene::sweep_batch`] over
+//! [`workload::sphere_sweeps`] with seed [`SEED_SWEEPS`]), each reported with its ratio to the
+//! scalar row measured in the same run.
 //!
 //! [`kernels`] is the kernel table: every kernel with a seeded pool of [`PAIRS`] pairs and one
 //! pass over the pool per [`Variant`]. The criterion bench `benches/kernels.rs` times the same
@@ -40,7 +42,7 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     /// What was measured: a kernel's [`Kernel::name`] (e.g. `ray_triangle`) or a scene query
-    /// (`closest_coherent`, `closest_incoherent`, `occlusion`, `closest_point`).
+    /// (`closest_coherent`, `closest_incoherent`, `occlusion`, `closest_point`, `sweep_sphere`).
     pub query: String,
     /// `scalar`, `x4`, `x8` or `packet8`; `x8_mt` and `packet8_mt` are those on the same scene
     /// built with the Möller–Trumbore opt-in (scene query rows, when one is given).
@@ -48,7 +50,7 @@ pub struct Row {
     /// Threads used.
     pub threads: usize,
     /// Millions of rays (ray–primitive pairs for kernels, point queries for
-    /// `closest_point`) per second.
+    /// `closest_point`, sweeps for `sweep_sphere`) per second.
     pub mrays_per_s: f64,
     /// Ratio to the `scalar` row of the same query and thread count.
     pub vs_scalar: f64,
@@ -111,6 +113,8 @@ fn push_rows(rows: &mut Vec<Row>, query: &str, threads: usize, results: &[(&str,
 
 /// Seed of the `closest_point` query points.
 pub const SEED_POINTS: u64 = 0xc105e57;
+/// Seed of the `sweep_sphere` sweeps.
+pub const SEED_SWEEPS: u64 = 0x5eeb;
 
 /// `n` points uniform in `bounds`, seeded.
 fn uniform_points(bounds: &Aabb, n: usize, seed: u64) -> Vec<Vec3> {
@@ -154,6 +158,7 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, scene_mt: Option<&Scene>, cam:
     let incoherent = workload::incoherent(&bounds, n, 3);
     let mut segs = workload::segments(&bounds, n, 4);
     let points = uniform_points(&bounds, n, SEED_POINTS);
+    let sweeps = workload::sphere_sweeps(&bounds, n, SEED_SWEEPS);
     Scene::segments_to_los(&mut segs);
     let backends = [("scalar", Backend::Scalar), ("x4", Backend::X4), ("x8", Backend::X8)];
     let all = rayon::current_num_threads();
@@ -210,6 +215,14 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, scene_mt: Option<&Scene>, cam:
                 })
                 .collect();
             push_rows(rows, "closest_point", threads, &res);
+            let res: Vec<(&str, f64)> = backends
+                .iter()
+                .map(|&(name, b)| {
+                    let mut out = vec![crate::scene::SweepHit::MISS; sweeps.len()];
+                    (name, rate(sweeps.len(), min, || scene.sweep_batch_with(&sweeps, &mut out, b)))
+                })
+                .collect();
+            push_rows(rows, "sweep_sphere", threads, &res);
         });
         if all == 1 {
             break;
@@ -269,16 +282,18 @@ mod tests {
     }
 
     #[test]
-    fn scene_rows_include_closest_point_for_every_backend() {
+    fn scene_rows_include_closest_point_and_sweeps_for_every_backend() {
         let mut b = crate::scene::SceneBuilder::new();
         b.add_sphere(crate::prim::Sphere::new(Vec3::ZERO, 1.0)).unwrap();
         let scene = b.build().unwrap();
         let mut rows = Vec::new();
         scene_rows(&mut rows, &scene, None, &fallback_camera(&scene), 64, Duration::ZERO);
-        for backend in ["scalar", "x4", "x8"] {
-            let r = rows.iter().find(|r| r.query == "closest_point" && r.backend == backend && r.threads == 1);
-            let r = r.unwrap_or_else(|| panic!("no closest_point row for {backend}: {rows:?}"));
-            assert!(r.mrays_per_s > 0.0 && r.mrays_per_s.is_finite(), "{r:?}");
+        for query in ["closest_point", "sweep_sphere"] {
+            for backend in ["scalar", "x4", "x8"] {
+                let r = rows.iter().find(|r| r.query == query && r.backend == backend && r.threads == 1);
+                let r = r.unwrap_or_else(|| panic!("no {query} row for {backend}: {rows:?}"));
+                assert!(r.mrays_per_s > 0.0 && r.mrays_per_s.is_finite(), "{r:?}");
+            }
         }
         assert!(!rows.iter().any(|r| r.backend.ends_with("_mt")), "no Möller–Trumbore rows without its scene");
     }
