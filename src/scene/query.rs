@@ -242,8 +242,23 @@ impl Scene {
         KindBvh<Sphere>: WideTrees<N>,
         KindBvh<Aabb>: WideTrees<N>,
     {
-        // `trace` checked the ray.
-        let pre = Prepared::<L>::new(ray, self.triangle_test);
+        // `trace` checked the ray. One copy of the traversal per triangle test, each with the
+        // test as a constant: the Möller–Trumbore copy has no watertight set-up and no
+        // per-leaf choice of kernel.
+        match self.triangle_test {
+            TriangleTest::Watertight => self.trace_kinds_as::<L, N, M>(ray, best, TriangleTest::Watertight),
+            TriangleTest::MollerTrumbore => self.trace_kinds_as::<L, N, M>(ray, best, TriangleTest::MollerTrumbore),
+        }
+    }
+
+    #[inline(always)]
+    fn trace_kinds_as<'a, L: Lanes, N: WideNode, M: Mode>(&'a self, ray: &Ray, best: &mut Best<'a>, test: TriangleTest)
+    where
+        KindBvh<Triangle>: WideTrees<N>,
+        KindBvh<Sphere>: WideTrees<N>,
+        KindBvh<Aabb>: WideTrees<N>,
+    {
+        let pre = Prepared::<L>::new(ray, test);
         let mut stack = TraversalStack::new();
         if trace_wide::<L, N, _, M>(&self.tris, self.tris.tree(), &pre, best, &mut stack) {
             return;
@@ -490,8 +505,16 @@ impl Scene {
         KindBvh<Sphere>: WideTrees<N>,
         KindBvh<Aabb>: WideTrees<N>,
     {
+        // The triangle test as a constant in each copy (see `trace_kinds`).
         let test = self.triangle_test;
-        packet_trace::<L, N, _, M>(&self.tris, rays, test, best, scratch);
+        match test {
+            TriangleTest::Watertight => {
+                packet_trace::<L, N, _, M>(&self.tris, rays, TriangleTest::Watertight, best, scratch);
+            }
+            TriangleTest::MollerTrumbore => {
+                packet_trace::<L, N, _, M>(&self.tris, rays, TriangleTest::MollerTrumbore, best, scratch);
+            }
+        }
         packet_trace::<L, N, _, M>(&self.spheres, rays, test, best, scratch);
         packet_trace::<L, N, _, M>(&self.boxes, rays, test, best, scratch);
         self.planes_packet(rays, best);
