@@ -18,6 +18,7 @@ pub mod build;
 pub mod collapse;
 pub mod node;
 pub mod preset;
+pub mod refit;
 pub mod reinsert;
 pub mod traverse;
 pub mod validate;

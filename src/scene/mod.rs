@@ -36,6 +36,7 @@
 mod all;
 mod best;
 mod closest;
+mod dynamic;
 #[cfg(feature = "cli")]
 pub mod file;
 #[cfg(feature = "cli")]
@@ -165,9 +166,14 @@ pub struct SceneBuilder {
     box_ids: Vec<[u32; 2]>,
     planes: Vec<Plane>,
     plane_ids: Vec<[u32; 2]>,
+    /// `(geom, vertex count, indices)` of the meshes added with `add_mesh`.
+    mesh_indices: Vec<MeshIndices>,
     options: BuildOptions,
     triangle_test: TriangleTest,
 }
+
+/// A mesh's `(geometry id, vertex count, index buffer)`, kept for [`Scene::update_positions`].
+type MeshIndices = (u32, usize, Vec<[u32; 3]>);
 
 /// The ray–triangle test of a scene's queries.
 ///
@@ -383,7 +389,9 @@ impl SceneBuilder {
             };
             tris.push(Triangle::new(v(0)?, v(1)?, v(2)?));
         }
-        self.add_triangles(&tris)
+        let id = self.add_triangles(&tris)?;
+        self.mesh_indices.push((id, positions.len(), indices.to_vec()));
+        Ok(id)
     }
     /// Adds an infinite plane (kept outside the BVH).
     ///
@@ -436,6 +444,8 @@ impl SceneBuilder {
             boxes,
             planes: PlaneSoa::from_slice(&self.planes),
             plane_ids: self.plane_ids,
+            mesh_indices: self.mesh_indices,
+            options: o,
             bounds,
             build_time: start.elapsed(),
             backend: Backend::Auto,
@@ -453,6 +463,8 @@ pub struct Scene {
     pub(crate) boxes: KindBvh<Aabb>,
     pub(crate) planes: PlaneSoa,
     pub(crate) plane_ids: Vec<[u32; 2]>,
+    mesh_indices: Vec<MeshIndices>,
+    options: BuildOptions,
     bounds: Aabb,
     build_time: Duration,
     backend: Backend,
