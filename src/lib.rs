@@ -77,7 +77,7 @@ pub mod workload;
 pub use error::{LimitError, SceneError};
 pub use hit::{Hit, HitKind, HitPacket, HitSoa};
 pub use lanes::{F32x4, F32x8, Lanes, Mask};
-pub use ray::{Ray, RayError, RayPacket, RaySoa};
+pub use ray::{ALL_BITS, Ray, RayError, RayPacket, RaySoa};
 pub use scene::{Backend, ClosestPoint, HitLists, Scene, SceneBuilder, SphereSweep, SweepHit, TriangleTest};
 
 /// The README's code blocks, compiled and run as doctests.

@@ -10,10 +10,17 @@
 //!
 //! An invalid ray is a defined miss in every kernel, backend and lane; [`Ray::try_new`]
 //! reports why a ray is invalid for callers who want an error instead.
+//!
+//! Every ray also carries a **mask** (as in Embree; default [`ALL_BITS`]): a scene query tests
+//! a primitive only when the ray's mask and its geometry's mask share a bit
+//! ([`crate::SceneBuilder::set_mask`]). The kernels ignore it.
 
 use crate::lanes::{Lanes, Mask};
 use crate::vec3x::Vec3x;
 use glam::Vec3;
+
+/// The default ray and geometry mask: every bit set.
+pub const ALL_BITS: u32 = u32::MAX;
 
 /// Lane multiple every column buffer is padded to (the widest backend).
 pub const PAD: usize = 8;
@@ -41,6 +48,9 @@ pub struct Ray {
     pub t_min: f32,
     /// End of the interval (default `+inf`).
     pub t_max: f32,
+    /// Mask (default [`ALL_BITS`]): the ray sees only geometries whose mask shares a bit
+    /// with it (0 sees nothing).
+    pub mask: u32,
 }
 
 /// Why a ray is invalid (see the module docs for the rule), or why rays do not fit a packet.
@@ -75,21 +85,27 @@ impl Ray {
     /// A ray over `[0, +inf)`. Not validated: an invalid ray is a defined miss.
     #[inline]
     pub fn new(origin: Vec3, dir: Vec3) -> Self {
-        Self { origin, dir, t_min: 0.0, t_max: f32::INFINITY }
+        Self { origin, dir, t_min: 0.0, t_max: f32::INFINITY, mask: ALL_BITS }
     }
     /// A ray over `[t_min, t_max]`. Not validated: an invalid ray is a defined miss.
     #[inline]
     pub fn with_interval(origin: Vec3, dir: Vec3, t_min: f32, t_max: f32) -> Self {
-        Self { origin, dir, t_min, t_max }
+        Self { origin, dir, t_min, t_max, mask: ALL_BITS }
+    }
+    /// The same ray with mask `mask`.
+    #[inline]
+    #[must_use]
+    pub fn with_mask(self, mask: u32) -> Self {
+        Self { mask, ..self }
     }
     /// The segment `a → b` as a ray: `origin = a`, `dir = b - a`, `t ∈ [0, 1]`.
     #[inline]
     pub fn segment(a: Vec3, b: Vec3) -> Self {
-        Self { origin: a, dir: b - a, t_min: 0.0, t_max: 1.0 }
+        Self { origin: a, dir: b - a, t_min: 0.0, t_max: 1.0, mask: ALL_BITS }
     }
     /// Validating constructor: returns the reason when the ray would be a defined miss.
     pub fn try_new(origin: Vec3, dir: Vec3, t_min: f32, t_max: f32) -> Result<Self, RayError> {
-        let r = Self { origin, dir, t_min, t_max };
+        let r = Self::with_interval(origin, dir, t_min, t_max);
         r.check()?;
         Ok(r)
     }
@@ -144,6 +160,8 @@ pub struct RayPacket<L: Lanes> {
     pub t_min: L,
     /// Interval ends.
     pub t_max: L,
+    /// Each lane's ray mask (lanes past `N` unused; default [`ALL_BITS`]).
+    pub mask: [u32; 8],
     requested: L::Mask,
     active: L::Mask,
 }
@@ -165,18 +183,20 @@ impl<L: Lanes> RayPacket<L> {
             + t_min * zero;
         let dd = dir.length_squared();
         let valid = finite.eq(zero) & dd.gt(zero) & dd.lt(L::splat(f32::INFINITY)) & t_min.le(t_max);
-        Self { origin, dir, t_min, t_max, requested, active: requested & valid }
+        Self { origin, dir, t_min, t_max, mask: [ALL_BITS; 8], requested, active: requested & valid }
     }
     /// The same ray in every lane (for "one ray against `N` primitives").
     #[inline(always)]
     pub fn splat(r: &Ray) -> Self {
-        Self::new(
+        let mut p = Self::new(
             Vec3x::splat(r.origin),
             Vec3x::splat(r.dir),
             L::splat(r.t_min),
             L::splat(r.t_max),
             L::Mask::splat(true),
-        )
+        );
+        p.mask = [r.mask; 8];
+        p
     }
     /// Up to `N` rays in lanes `0..rays.len()`; the lanes past them are not requested.
     ///
@@ -196,13 +216,17 @@ impl<L: Lanes> RayPacket<L> {
             }
         }
         let l = |c: usize| L::load(&cols[c]);
-        Ok(Self::new(
+        let mut p = Self::new(
             Vec3x::new(l(0), l(1), l(2)),
             Vec3x::new(l(3), l(4), l(5)),
             l(6),
             l(7),
             L::Mask::from_bitmask(((1u64 << n) - 1) as u32),
-        ))
+        );
+        for (m, r) in p.mask.iter_mut().zip(rays) {
+            *m = r.mask;
+        }
+        Ok(p)
     }
     /// The lanes the caller asked for (whether or not their ray is valid).
     #[inline(always)]
@@ -236,6 +260,7 @@ impl<L: Lanes> RayPacket<L> {
     pub fn ray(&self, i: usize) -> Ray {
         assert!(i < L::N, "lane {i} of a {}-lane packet", L::N);
         Ray::with_interval(self.origin.lane(i), self.dir.lane(i), self.t_min.lane(i), self.t_max.lane(i))
+            .with_mask(self.mask[i])
     }
 }
 
@@ -276,13 +301,15 @@ pub enum RayColumn {
 #[derive(Clone, Debug, Default)]
 pub struct RaySoa {
     cols: [Vec<f32>; 8],
+    /// Ray masks; empty while every ray has [`ALL_BITS`] (the common case costs nothing).
+    masks: Vec<u32>,
     len: usize,
 }
 
 impl RaySoa {
     /// `n` rays with origin 0, direction 0 (invalid), `t ∈ [0, +inf)`; fill the columns after.
     pub fn with_len(n: usize) -> Self {
-        let mut s = Self { cols: Default::default(), len: 0 };
+        let mut s = Self { cols: Default::default(), masks: Vec::new(), len: 0 };
         s.resize(n);
         s
     }
@@ -295,6 +322,9 @@ impl RaySoa {
             // Padding rays: zero direction and t_min > t_max, so they are never valid.
             let pad = if c == RayColumn::TMin as usize { 1.0 } else { 0.0 };
             col.resize(p, pad);
+        }
+        if !self.masks.is_empty() {
+            self.masks.resize(n, ALL_BITS);
         }
         self.len = n;
     }
@@ -353,6 +383,31 @@ impl RaySoa {
         for (col, x) in self.cols.iter_mut().zip(v) {
             col[i] = x;
         }
+        self.set_mask(i, r.mask);
+    }
+    /// Sets the mask of ray `i`.
+    ///
+    /// # Panics
+    /// If `i >= len()`.
+    pub fn set_mask(&mut self, i: usize, mask: u32) {
+        assert!(i < self.len, "ray index {i} out of range for {} rays", self.len);
+        if self.masks.is_empty() {
+            if mask == ALL_BITS {
+                return;
+            }
+            self.masks = vec![ALL_BITS; self.len];
+        }
+        self.masks[i] = mask;
+    }
+    /// The mask of ray `i` ([`ALL_BITS`] unless set).
+    ///
+    /// # Panics
+    /// If `i >= len()`.
+    #[inline]
+    #[must_use]
+    pub fn mask(&self, i: usize) -> u32 {
+        assert!(i < self.len, "ray index {i} out of range for {} rays", self.len);
+        self.masks.get(i).copied().unwrap_or(ALL_BITS)
     }
     /// Number of rays (without padding).
     #[inline]
@@ -384,7 +439,8 @@ impl RaySoa {
         // SAFETY: every column holds `padded_len(len) >= len > i` values (`resize` keeps
         // them equal), so one check covers all eight reads.
         let c = |k: usize| unsafe { *self.cols[k].get_unchecked(i) };
-        Ray::with_interval(Vec3::new(c(0), c(1), c(2)), Vec3::new(c(3), c(4), c(5)), c(6), c(7))
+        let mask = self.masks.get(i).copied().unwrap_or(ALL_BITS);
+        Ray { origin: Vec3::new(c(0), c(1), c(2)), dir: Vec3::new(c(3), c(4), c(5)), t_min: c(6), t_max: c(7), mask }
     }
     /// The packet of rays `i..i + N`; lanes past `len()` are not requested. Any `i` up to
     /// the padded length minus `N` works (a multiple of `N` keeps packets disjoint).
@@ -407,7 +463,19 @@ impl RaySoa {
         let col = |k: usize| unsafe { L::load_ptr(self.cols[k].as_ptr().add(i)) };
         let live = self.len.saturating_sub(i);
         let wanted = if live >= L::N { L::Mask::splat(true) } else { L::Mask::from_bitmask((1u32 << live) - 1) };
-        RayPacket::new(Vec3x::new(col(0), col(1), col(2)), Vec3x::new(col(3), col(4), col(5)), col(6), col(7), wanted)
+        let mut p = RayPacket::new(
+            Vec3x::new(col(0), col(1), col(2)),
+            Vec3x::new(col(3), col(4), col(5)),
+            col(6),
+            col(7),
+            wanted,
+        );
+        if !self.masks.is_empty() {
+            for (k, m) in p.mask.iter_mut().enumerate().take(live.min(L::N)) {
+                *m = self.masks[i + k];
+            }
+        }
+        p
     }
 }
 

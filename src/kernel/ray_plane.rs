@@ -5,18 +5,27 @@
 use crate::lanes::Lanes;
 use crate::prim::{Plane, PlaneLanes};
 use crate::ray::{Ray, RayPacket};
+use glam::Vec3;
 
 /// `t` where the ray crosses the plane within its interval.
 pub fn intersect_scalar(ray: &Ray, p: &Plane) -> Option<f32> {
     if !ray.is_valid() || !p.is_valid() {
         return None;
     }
-    let denom = p.normal.dot(ray.dir);
+    intersect_checked(ray.origin, ray.dir, ray.t_min, ray.t_max, p)
+}
+
+/// [`intersect_scalar`] for a ray (`origin`, `dir`, `[t_min, t_max]`) and a plane the caller
+/// has already checked to be valid: the same arithmetic without the checks (a scene tests
+/// its planes with it, after validating the ray once and the planes when they were added).
+#[inline(always)]
+pub fn intersect_checked(origin: Vec3, dir: Vec3, t_min: f32, t_max: f32, p: &Plane) -> Option<f32> {
+    let denom = p.normal.dot(dir);
     if denom == 0.0 {
         return None;
     }
-    let t = (p.d - p.normal.dot(ray.origin)) / denom;
-    (t >= ray.t_min && t <= ray.t_max && t.is_finite()).then_some(t)
+    let t = (p.d - p.normal.dot(origin)) / denom;
+    (t >= t_min && t <= t_max && t.is_finite()).then_some(t)
 }
 
 /// Lanes twin of [`intersect_scalar`]: `(hit, t)`, `t = +inf` where there is no hit.

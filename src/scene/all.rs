@@ -20,6 +20,7 @@
 //! deterministic, but not an "inside" in any geometric sense. Points exactly on a surface
 //! may come out either way. Planes enclose nothing.
 
+use super::best::MaskFilter;
 use super::kind::{KindBvh, LeafRay, Traceable};
 use super::query::{BATCH_CHUNK, Prepared, ScalarRay, WideTrees};
 use super::{Backend, Scene};
@@ -142,6 +143,23 @@ impl<P: Traceable, S: Sink> LeafAction for ScalarAll<'_, P, S> {
     }
 }
 
+/// Forwards the hits of the geometries a mask filter admits.
+struct Masked<'a, S: Sink> {
+    inner: &'a mut S,
+    filter: MaskFilter<'a>,
+    /// The ids tables by kind: triangles, spheres, boxes, planes.
+    ids: [&'a [[u32; 2]]; 4],
+}
+
+impl<S: Sink> Sink for Masked<'_, S> {
+    #[inline(always)]
+    fn push(&mut self, t: f32, u: f32, v: f32, kind: u8, index: u32) {
+        if self.filter.admits(self.ids[kind as usize][index as usize][0]) {
+            self.inner.push(t, u, v, kind, index);
+        }
+    }
+}
+
 /// Which kinds a walk visits.
 #[derive(Clone, Copy)]
 struct Kinds {
@@ -153,9 +171,20 @@ struct Kinds {
 const ALL_KINDS: Kinds = Kinds { triangles: true, solids: true, planes: true };
 
 impl Scene {
-    /// Feeds every hit of a valid `ray` in the chosen kinds to `sink`, in no particular
-    /// order.
+    /// Feeds every hit of a valid `ray` in the chosen kinds whose geometry the ray's mask
+    /// admits to `sink`, in no particular order.
     fn walk_all<S: Sink>(&self, ray: &Ray, backend: Backend, kinds: Kinds, sink: &mut S) {
+        match self.mask_filter(ray.mask) {
+            None => self.walk_kinds(ray, backend, kinds, sink),
+            Some(filter) => {
+                let ids = [&self.tris.ids[..], &self.spheres.ids[..], &self.boxes.ids[..], &self.plane_ids[..]];
+                self.walk_kinds(ray, backend, kinds, &mut Masked { inner: sink, filter, ids });
+            }
+        }
+    }
+
+    /// [`Scene::walk_all`] without the mask test.
+    fn walk_kinds<S: Sink>(&self, ray: &Ray, backend: Backend, kinds: Kinds, sink: &mut S) {
         match backend.resolve() {
             Backend::Scalar => {
                 let Some(r) = ScalarRay::new(ray, self.triangle_test) else { return };
@@ -335,7 +364,7 @@ impl Scene {
         }
         // Inside a solid: a ray from p with the interval [0, 0] hits it.
         if !self.spheres.is_empty() || !self.boxes.is_empty() {
-            let here = Ray { origin: p, dir: CONTAINS_DIR, t_min: 0.0, t_max: 0.0 };
+            let here = Ray { origin: p, dir: CONTAINS_DIR, t_min: 0.0, t_max: 0.0, mask: crate::ray::ALL_BITS };
             let mut n = 0u32;
             self.walk_all(&here, backend, Kinds { triangles: false, solids: true, planes: false }, &mut n);
             if n > 0 {
@@ -345,7 +374,7 @@ impl Scene {
         if self.tris.is_empty() {
             return false;
         }
-        let ray = Ray { origin: p, dir: CONTAINS_DIR, t_min: 0.0, t_max: f32::INFINITY };
+        let ray = Ray { origin: p, dir: CONTAINS_DIR, t_min: 0.0, t_max: f32::INFINITY, mask: crate::ray::ALL_BITS };
         let mut n = 0u32;
         self.walk_all(&ray, backend, Kinds { triangles: true, solids: false, planes: false }, &mut n);
         n % 2 == 1

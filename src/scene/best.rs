@@ -1,6 +1,24 @@
-//! The best candidate of a query so far, shared by the ray queries (key `t`) and the point
-//! queries (key: squared distance), so that both keep one tie rule: the smaller key wins, and
-//! on an equal key the smaller `(geom, prim)`.
+//! The best candidate of a query so far, shared by the ray queries (key `t`), the point
+//! queries (key: squared distance) and the sweeps (key: time of impact), so that all keep one
+//! tie rule: the smaller key wins, and on an equal key the smaller `(geom, prim)`; and one
+//! mask rule: a candidate of a geometry whose mask shares no bit with the query's is refused.
+
+/// Which geometries a query may report: those whose mask shares a bit with the ray's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MaskFilter<'a> {
+    /// Mask of each geometry, by geometry id.
+    pub(crate) masks: &'a [u32],
+    /// The ray's (or the query's) mask.
+    pub(crate) ray: u32,
+}
+
+impl MaskFilter<'_> {
+    /// True when geometry `geom` is seen.
+    #[inline(always)]
+    pub(crate) fn admits(&self, geom: u32) -> bool {
+        self.masks[geom as usize] & self.ray != 0
+    }
+}
 
 /// The best candidate so far, before its answer record is made. Its ids are looked up only
 /// when needed (a tie, or the final answer): `ids[index]` of the table of its kind. Loading
@@ -16,20 +34,38 @@ pub(super) struct Best<'a, X: Copy> {
     /// Index into `ids`.
     pub(super) index: u32,
     ids: &'a [[u32; 2]],
+    /// Candidates of geometries it does not admit are refused (`None`: all admitted).
+    filter: Option<MaskFilter<'a>>,
 }
 
 impl<'a, X: Copy> Best<'a, X> {
     /// Nothing found yet; candidates with a key up to `limit` are accepted.
     pub(super) fn new(limit: f32, at: X) -> Self {
-        Self { key: limit, at, kind: u8::MAX, index: 0, ids: &[] }
+        Self { key: limit, at, kind: u8::MAX, index: 0, ids: &[], filter: None }
+    }
+    /// Nothing found yet, refusing candidates that `filter` does not admit.
+    #[inline(always)]
+    pub(super) fn with_filter(limit: f32, at: X, filter: Option<MaskFilter<'a>>) -> Self {
+        Self { key: limit, at, kind: u8::MAX, index: 0, ids: &[], filter }
+    }
+    /// True when it has a mask filter.
+    pub(super) fn filtered(&self) -> bool {
+        self.filter.is_some()
+    }
+    /// True unless the mask filter refuses candidate `ids[index]`.
+    #[inline(always)]
+    pub(super) fn admits(&self, ids: &[[u32; 2]], index: u32) -> bool {
+        self.filter.is_none_or(|f| f.admits(ids[index as usize][0]))
     }
     /// Takes candidate `ids[index]` if its key is smaller, or equal with smaller ids
     /// (`(geom, prim)` compared as a pair).
     #[inline(always)]
     pub(super) fn offer(&mut self, key: f32, at: X, kind: u8, index: u32, ids: &'a [[u32; 2]]) {
-        if key < self.key || (key == self.key && (!self.found() || ids[index as usize] < self.ids())) {
+        if (key < self.key || (key == self.key && (!self.found() || ids[index as usize] < self.ids())))
+            && self.admits(ids, index)
+        {
             crate::lanes::prefetch_line(&ids[index as usize]);
-            *self = Best { key, at, kind, index, ids };
+            (self.key, self.at, self.kind, self.index, self.ids) = (key, at, kind, index, ids);
         }
     }
     /// True once a candidate was taken.

@@ -260,7 +260,7 @@ impl Scene {
         if !p.is_finite() {
             return None;
         }
-        let mut best = Best::new(limit, (cp::MISS_POINT, 0.0, 0.0));
+        let mut best = Best::with_filter(limit, (cp::MISS_POINT, 0.0, 0.0), self.mask_filter(crate::ray::ALL_BITS));
         // Planes first: they are few and tighten the bound before the trees.
         for i in 0..self.planes.len() {
             let q = cp::plane_scalar(p, &self.planes.get(i));

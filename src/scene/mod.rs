@@ -56,6 +56,7 @@ pub use sweep::{SphereSweep, SweepHit, plane_time_of_impact};
 use crate::bvh::{BuildOptions, BvhError, Quality};
 use crate::error::{LimitError, SceneError};
 use crate::prim::{Aabb, Plane, PlaneSoa, Sphere, Triangle};
+use crate::ray::ALL_BITS;
 use glam::Vec3;
 use std::time::{Duration, Instant};
 
@@ -134,6 +135,9 @@ pub struct GeomInfo {
     /// Degenerate triangles ([`Triangle::is_degenerate`]; see [`TriangleTest`] for whether the
     /// trees keep them).
     pub degenerate: u32,
+    /// Mask: rays see the geometry only when their mask shares a bit with it (default
+    /// [`ALL_BITS`]; see [`SceneBuilder::set_mask`]).
+    pub mask: u32,
 }
 
 /// One geometry as a [`SceneBuilder`] holds it ([`SceneBuilder::geometries`]): its primitives
@@ -254,6 +258,22 @@ impl SceneBuilder {
     pub fn new() -> Self {
         Self::default()
     }
+    /// Sets the mask of geometry `geom` (default [`ALL_BITS`]): every query then tests its
+    /// primitives only for rays whose mask shares a bit with `mask` ([`crate::Ray::mask`],
+    /// per lane in packets), as in Embree. Point queries and sweeps use [`ALL_BITS`], so a
+    /// geometry with mask 0 is invisible to every query.
+    ///
+    /// # Errors
+    /// [`SceneError::InvalidShape`] when there is no geometry `geom`.
+    pub fn set_mask(&mut self, geom: u32, mask: u32) -> Result<(), SceneError> {
+        let n = self.geoms.len();
+        let g = self
+            .geoms
+            .get_mut(geom as usize)
+            .ok_or_else(|| invalid(geom, format!("no such geometry (there are {n})")))?;
+        g.mask = mask;
+        Ok(())
+    }
     /// Sets the BVH build options.
     pub fn options(mut self, options: BuildOptions) -> Self {
         self.options = options;
@@ -310,7 +330,7 @@ impl SceneBuilder {
         prims.extend_from_slice(set);
         // `next_id` checked that every index fits a u32.
         ids.extend((0..set.len()).map(|p| [id, p as u32]));
-        self.geoms.push(GeomInfo { kind: P::KIND, prims: set.len() as u32, degenerate: 0 });
+        self.geoms.push(GeomInfo { kind: P::KIND, prims: set.len() as u32, degenerate: 0, mask: ALL_BITS });
         Ok(id)
     }
     /// Adds one sphere as a geometry; returns its id.
@@ -366,7 +386,7 @@ impl SceneBuilder {
         self.tris.extend_from_slice(tris);
         // `next_id` checked that every index fits a u32.
         self.tri_ids.extend((0..tris.len()).map(|p| [id, p as u32]));
-        self.geoms.push(GeomInfo { kind: GeomKind::Mesh, prims: tris.len() as u32, degenerate });
+        self.geoms.push(GeomInfo { kind: GeomKind::Mesh, prims: tris.len() as u32, degenerate, mask: ALL_BITS });
         Ok(id)
     }
     /// Adds an indexed triangle mesh as one geometry. `positions` and `indices` are plain
@@ -408,7 +428,7 @@ impl SceneBuilder {
         }
         self.planes.push(p);
         self.plane_ids.push([id, 0]);
-        self.geoms.push(GeomInfo { kind: GeomKind::Plane, prims: 1, degenerate: 0 });
+        self.geoms.push(GeomInfo { kind: GeomKind::Plane, prims: 1, degenerate: 0, mask: ALL_BITS });
         Ok(id)
     }
     /// Builds the BVHs (one per primitive kind, in parallel).
@@ -417,6 +437,7 @@ impl SceneBuilder {
     /// [`SceneError::Limit`] when one kind has more primitives than a BVH can index
     /// ([`crate::bvh::MAX_PRIMITIVES`], 2^27).
     pub fn build(self) -> Result<Scene, SceneError> {
+        let geom_masks: Vec<u32> = self.geoms.iter().map(|g| g.mask).collect();
         let start = Instant::now();
         let o = self.options;
         let limit = |what| move |source| SceneError::Limit { what, source };
@@ -445,6 +466,8 @@ impl SceneBuilder {
             planes: PlaneSoa::from_slice(&self.planes),
             plane_ids: self.plane_ids,
             mesh_indices: self.mesh_indices,
+            masked: geom_masks.iter().any(|&m| m != ALL_BITS),
+            geom_masks,
             options: o,
             bounds,
             build_time: start.elapsed(),
@@ -464,6 +487,10 @@ pub struct Scene {
     pub(crate) planes: PlaneSoa,
     pub(crate) plane_ids: Vec<[u32; 2]>,
     mesh_indices: Vec<MeshIndices>,
+    /// Each geometry's mask (as in `geoms`), where the queries read it.
+    pub(crate) geom_masks: Vec<u32>,
+    /// True when some geometry's mask is not [`ALL_BITS`].
+    masked: bool,
     options: BuildOptions,
     bounds: Aabb,
     build_time: Duration,
@@ -538,6 +565,28 @@ impl Scene {
         self.spheres.validate()?;
         self.boxes.validate()?;
         Ok(())
+    }
+    /// Changes the mask of geometry `geom` of a built scene (see [`SceneBuilder::set_mask`]);
+    /// no rebuild needed.
+    ///
+    /// # Errors
+    /// [`SceneError::InvalidShape`] when there is no geometry `geom`.
+    pub fn set_mask(&mut self, geom: u32, mask: u32) -> Result<(), SceneError> {
+        let n = self.geoms.len();
+        let g = self
+            .geoms
+            .get_mut(geom as usize)
+            .ok_or_else(|| invalid(geom, format!("no such geometry (there are {n})")))?;
+        g.mask = mask;
+        self.geom_masks[geom as usize] = mask;
+        self.masked = self.geom_masks.iter().any(|&m| m != ALL_BITS);
+        Ok(())
+    }
+    /// The mask test of a query by a ray with mask `ray_mask`: `None` when it admits every
+    /// geometry (no geometry mask set and an all-bits ray), the fast path.
+    #[inline(always)]
+    pub(crate) fn mask_filter(&self, ray_mask: u32) -> Option<best::MaskFilter<'_>> {
+        (self.masked || ray_mask != ALL_BITS).then_some(best::MaskFilter { masks: &self.geom_masks, ray: ray_mask })
     }
     /// Counts, tree shape, cost and memory.
     pub fn stats(&self) -> SceneStats {

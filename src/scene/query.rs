@@ -57,7 +57,7 @@ impl<L: Lanes, P: Traceable, M: Mode> LeafAction for WideLeaf<'_, '_, L, P, M> {
 }
 
 /// Tests primitives `first..first + count` `N` at a time; returns whether anything was hit
-/// (with [`AnyHit`], stops at the first).
+/// (with [`AnyHit`]: whether a hit the mask admits was found, stopping at the first).
 #[inline(always)]
 fn leaf_lanes<'a, L: Lanes, P: Traceable, M: Mode>(
     kb: &'a KindBvh<P>,
@@ -74,19 +74,19 @@ fn leaf_lanes<'a, L: Lanes, P: Traceable, M: Mode>(
         let (m, t, u, v) = P::hit_one(pre, best.key, &kb.prims, i, active);
         let mut bits = m.bitmask();
         any |= bits != 0;
-        if M::ANY && bits != 0 {
-            let k = bits.trailing_zeros() as usize;
-            best.offer(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids);
-            return true;
-        }
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             best.offer(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids);
+            // Any hit: the first one the mask admits ends the query.
+            if M::ANY && best.found() {
+                return true;
+            }
         }
         i += L::N;
     }
-    any
+    // Any hit returned above as soon as the mask admitted one.
+    any && !M::ANY
 }
 
 /// The leaf policy of the scalar backend: the kind's scalar reference kernel, one primitive
@@ -107,7 +107,7 @@ impl<P: Traceable, M: Mode> LeafAction for ScalarLeaf<'_, '_, P, M> {
             let r = Ray { t_max: self.best.key, ..self.ray.ray };
             if let Some((t, u, v)) = self.kb.prims.get(k).hit_scalar(&r, &self.ray.sheared, self.ray.test) {
                 self.best.offer(t, (u, v), P::KIND, k as u32, &self.kb.ids);
-                if M::ANY {
+                if M::ANY && self.best.found() {
                     return true;
                 }
             }
@@ -166,8 +166,11 @@ impl Scene {
         // A few planes are cheaper one by one than through a lane packet; both kernels
         // evaluate the same expression with the same operations, so the answer is the same.
         if scalar || self.planes.len() < 4 {
+            // `trace` checked the ray, the builder the planes.
             for i in 0..self.planes.len() {
-                if let Some(t) = ray_plane::intersect_scalar(&Ray { t_max: best.key, ..*ray }, &self.planes.get(i)) {
+                if let Some(t) =
+                    ray_plane::intersect_checked(ray.origin, ray.dir, ray.t_min, best.key, &self.planes.get(i))
+                {
                     best.offer(t, (0.0, 0.0), PLANE_KIND, i as u32, &self.plane_ids);
                 }
             }
@@ -205,7 +208,7 @@ impl Scene {
 
     #[inline(always)]
     fn trace<M: Mode>(&self, ray: &Ray, backend: Backend) -> Best<'_> {
-        let mut best = Best::new(ray.t_max, (0.0, 0.0));
+        let mut best = Best::with_filter(ray.t_max, (0.0, 0.0), self.mask_filter(ray.mask));
         if !ray.is_valid() {
             return best;
         }
@@ -277,8 +280,10 @@ impl Scene {
     /// Closest hit with the given backend.
     #[inline]
     pub fn intersect_with(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
-        let Ray { origin: o, dir: d, t_min, t_max } = *ray;
-        self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, backend, |r, b| self.finish(r, b))
+        let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
+        self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |r, b| {
+            self.finish(r, b)
+        })
     }
 
     /// True if anything is hit with `t_min <= t <= t_max` (default backend).
@@ -289,8 +294,8 @@ impl Scene {
     /// Any-hit query with the given backend (stops at the first hit found).
     #[inline]
     pub fn occluded_with(&self, ray: &Ray, backend: Backend) -> bool {
-        let Ray { origin: o, dir: d, t_min, t_max } = *ray;
-        self.trace_by_value::<AnyHit, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, backend, |_, b| b.found())
+        let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
+        self.trace_by_value::<AnyHit, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |_, b| b.found())
     }
 
     /// The traversal behind the single-ray queries, out of line, with `answer` made from its
@@ -311,10 +316,11 @@ impl Scene {
         dz: f32,
         t_min: f32,
         t_max: f32,
+        mask: u32,
         backend: Backend,
         answer: impl FnOnce(&Ray, &Best) -> R,
     ) -> R {
-        let ray = Ray { origin: Vec3::new(ox, oy, oz), dir: Vec3::new(dx, dy, dz), t_min, t_max };
+        let ray = Ray { origin: Vec3::new(ox, oy, oz), dir: Vec3::new(dx, dy, dz), t_min, t_max, mask };
         answer(&ray, &self.trace::<M>(&ray, backend))
     }
 
@@ -327,7 +333,7 @@ impl Scene {
     /// Brute force with a backend's kernels (lanes kernels over all primitives, `N` at a
     /// time, for `X4`/`X8`). A BVH query of a backend must equal this exactly.
     pub fn intersect_brute_force_with(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
-        let mut best = Best::new(ray.t_max, (0.0, 0.0));
+        let mut best = Best::with_filter(ray.t_max, (0.0, 0.0), self.mask_filter(ray.mask));
         if !ray.is_valid() {
             return None;
         }
@@ -393,7 +399,7 @@ impl Scene {
         }
         let mut best = [Best::new(0.0, (0.0, 0.0)); 8];
         for (i, b) in best.iter_mut().enumerate().take(L::N) {
-            *b = Best::new(rays.t_max.lane(i), (0.0, 0.0));
+            *b = Best::with_filter(rays.t_max.lane(i), (0.0, 0.0), self.mask_filter(rays.mask[i]));
         }
         let active = rays.active();
         if active.any() {
@@ -464,7 +470,7 @@ impl Scene {
         }
         let mut best = [Best::new(0.0, (0.0, 0.0)); 8];
         for (i, b) in best.iter_mut().enumerate().take(L::N) {
-            *b = Best::new(rays.t_max.lane(i), (0.0, 0.0));
+            *b = Best::with_filter(rays.t_max.lane(i), (0.0, 0.0), self.mask_filter(rays.mask[i]));
         }
         let mut bits = 0u32;
         match backend.resolve() {
@@ -679,6 +685,8 @@ struct PacketLeaf<'a, 'b, L: Lanes, P: Traceable, M: Mode> {
     /// The lanes' best t: reloading it from an array written lane by lane would stall on
     /// store-to-load forwarding after every hit.
     t_best: L,
+    /// Whether some lane's best has a mask filter (hits are then checked lane by lane).
+    masked: bool,
     _mode: core::marker::PhantomData<M>,
 }
 
@@ -694,8 +702,17 @@ impl<L: Lanes, P: Traceable, M: Mode> PacketLeafAction<L> for PacketLeaf<'_, '_,
             let mut p = *self.rays;
             p.rays.rays.restrict(active & L::Mask::from_bitmask(!done));
             p.rays.rays.t_max = self.t_best;
-            let (hm, t, u, v) = P::hit_packet(&p, &self.kb.prims.splat_at::<L>(k));
+            let (mut hm, t, u, v) = P::hit_packet(&p, &self.kb.prims.splat_at::<L>(k));
             let mut bits = hm.bitmask();
+            if self.masked && bits != 0 {
+                // Each lane's ray mask against the primitive's geometry mask.
+                let mut ok = 0u32;
+                for (i, b) in self.best.iter().enumerate().take(L::N) {
+                    ok |= u32::from(b.admits(&self.kb.ids, k as u32)) << i;
+                }
+                bits &= ok;
+                hm = L::Mask::from_bitmask(bits);
+            }
             // A hit is at most the lane's best t; on a tie the t is the same whichever
             // primitive the tie rule keeps.
             self.t_best = L::select(hm, t, self.t_best);
@@ -729,8 +746,15 @@ where
     for (t, b) in init.iter_mut().zip(best.iter()).take(L::N) {
         *t = b.key;
     }
-    let mut action =
-        PacketLeaf::<L, P, M> { kb, rays: &leaf, best, t_best: L::load(&init), _mode: core::marker::PhantomData };
+    let masked = best.iter().take(L::N).any(Best::filtered);
+    let mut action = PacketLeaf::<L, P, M> {
+        kb,
+        rays: &leaf,
+        best,
+        t_best: L::load(&init),
+        masked,
+        _mode: core::marker::PhantomData,
+    };
     let done = traverse::packet_wide(kb.tree(), rays, &mut action, &mut scratch.stack);
     done.bitmask()
 }

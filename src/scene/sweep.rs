@@ -325,7 +325,7 @@ impl Scene {
     #[must_use]
     pub fn sweep_with(&self, s: &SphereSweep, backend: Backend) -> Option<SweepHit> {
         let swept = SweptSphere::new(s.center, s.radius, s.motion, &self.bounds())?;
-        let mut best = Best::new(1.0, ());
+        let mut best = Best::with_filter(1.0, (), self.mask_filter(crate::ray::ALL_BITS));
         self.sweep_planes(s, &mut best);
         let mut stack = TraversalStack::new();
         match backend.resolve() {
@@ -356,7 +356,7 @@ impl Scene {
         if !s.is_valid() {
             return None;
         }
-        let mut best = Best::new(1.0, ());
+        let mut best = Best::with_filter(1.0, (), self.mask_filter(crate::ray::ALL_BITS));
         self.sweep_planes(s, &mut best);
         fn all_scalar<'a, P: Sweepable>(kb: &'a KindBvh<P>, s: &SphereSweep, best: &mut Best<'a>) {
             for k in 0..kb.len() {
