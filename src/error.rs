@@ -15,6 +15,14 @@ pub enum SceneError {
         /// What is wrong.
         what: String,
     },
+    /// An instance's id or transform is invalid.
+    #[error("instance {inst}: {what}")]
+    InvalidInstance {
+        /// Instance id (the one it would have had, for a new one).
+        inst: u32,
+        /// What is wrong.
+        what: String,
+    },
     /// A count is past what ids or trees can hold.
     #[error("{what}: {source}")]
     Limit {
@@ -51,6 +59,14 @@ pub enum LimitError {
     #[error("{count} geometries, more than u32 ids can name ({max})")]
     TooManyGeometries {
         /// Geometries there would be.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// More instances than u32 ids can name (`u32::MAX` means "not instanced").
+    #[error("{count} instances, more than u32 ids can name ({max})")]
+    TooManyInstances {
+        /// Instances there would be.
         count: usize,
         /// The limit.
         max: usize,

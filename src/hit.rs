@@ -48,12 +48,23 @@ pub struct Hit {
     pub normal: Vec3,
     /// Which kind of primitive was hit ([`HitKind::None`] for a miss).
     pub kind: HitKind,
+    /// Instance id when the hit is on a placed copy of a geometry
+    /// ([`crate::scene::SceneBuilder::add_instance`]); [`NO_ID`] otherwise (and for a miss).
+    pub inst: u32,
 }
 
 impl Hit {
     /// The miss record: `t = +inf`, ids `u32::MAX`, zeros elsewhere, kind `None`.
-    pub const MISS: Hit =
-        Hit { t: f32::INFINITY, geom: NO_ID, prim: NO_ID, u: 0.0, v: 0.0, normal: Vec3::ZERO, kind: HitKind::None };
+    pub const MISS: Hit = Hit {
+        t: f32::INFINITY,
+        geom: NO_ID,
+        prim: NO_ID,
+        u: 0.0,
+        v: 0.0,
+        normal: Vec3::ZERO,
+        kind: HitKind::None,
+        inst: NO_ID,
+    };
 
     /// True unless this is the miss record.
     pub fn is_hit(&self) -> bool {
@@ -78,6 +89,8 @@ pub struct HitPacket<L: Lanes> {
     pub normal: crate::vec3x::Vec3x<L>,
     /// Kinds of the hit primitives (first `L::N` entries used).
     pub kind: [HitKind; 8],
+    /// Instance ids ([`NO_ID`] when not through an instance; first `L::N` entries used).
+    pub inst: [u32; 8],
 }
 
 impl<L: Lanes> Default for HitPacket<L> {
@@ -90,6 +103,7 @@ impl<L: Lanes> Default for HitPacket<L> {
             v: L::splat(0.0),
             normal: crate::vec3x::Vec3x::splat(Vec3::ZERO),
             kind: [HitKind::None; 8],
+            inst: [NO_ID; 8],
         }
     }
 }
@@ -110,6 +124,7 @@ impl<L: Lanes> HitPacket<L> {
             v: self.v.lane(i),
             normal: self.normal.lane(i),
             kind: self.kind[i],
+            inst: self.inst[i],
         }
     }
     /// Writes `h` into lane `i`.
@@ -133,6 +148,7 @@ impl<L: Lanes> HitPacket<L> {
         self.geom[i] = h.geom;
         self.prim[i] = h.prim;
         self.kind[i] = h.kind;
+        self.inst[i] = h.inst;
     }
     /// Lanes holding a hit.
     pub fn hit_mask(&self) -> L::Mask {
@@ -142,7 +158,7 @@ impl<L: Lanes> HitPacket<L> {
     }
 }
 
-/// Hits stored as columns (`t u v nx ny nz` f32, `geom prim` u32), padded to a lane multiple.
+/// Hits stored as columns (`t u v nx ny nz` f32, `geom prim inst` u32), padded to a lane multiple.
 #[derive(Clone, Debug, Default)]
 pub struct HitSoa {
     /// Hit parameters (`+inf` for misses).
@@ -163,6 +179,8 @@ pub struct HitSoa {
     pub nz: Vec<f32>,
     /// Kinds ([`HitKind::None`] for misses).
     pub kind: Vec<HitKind>,
+    /// Instance ids ([`NO_ID`] when not through an instance, and for misses).
+    pub inst: Vec<u32>,
     len: usize,
 }
 
@@ -180,6 +198,7 @@ impl HitSoa {
             ny: vec![0.0; p],
             nz: vec![0.0; p],
             kind: vec![HitKind::None; p],
+            inst: vec![NO_ID; p],
             len: n,
         }
     }
@@ -202,6 +221,7 @@ impl HitSoa {
             v: self.v[i],
             normal: Vec3::new(self.nx[i], self.ny[i], self.nz[i]),
             kind: self.kind[i],
+            inst: self.inst[i],
         }
     }
     /// Overwrites record `i`.
@@ -223,6 +243,7 @@ impl HitSoa {
             ny: &mut self.ny[..n],
             nz: &mut self.nz[..n],
             kind: &mut self.kind[..n],
+            inst: &mut self.inst[..n],
         }
     }
     /// Disjoint mutable views of consecutive runs of `chunk` records, for parallel filling.
@@ -239,6 +260,7 @@ impl HitSoa {
         let mut y = self.ny[..n].chunks_mut(cs);
         let mut z = self.nz[..n].chunks_mut(cs);
         let mut k = self.kind[..n].chunks_mut(cs);
+        let mut s = self.inst[..n].chunks_mut(cs);
         let mut start = 0;
         for tc in t {
             let len = tc.len();
@@ -253,6 +275,7 @@ impl HitSoa {
                 ny: y.next().unwrap_or_default(),
                 nz: z.next().unwrap_or_default(),
                 kind: k.next().unwrap_or_default(),
+                inst: s.next().unwrap_or_default(),
             });
             start += len;
         }
@@ -273,6 +296,7 @@ pub struct HitChunk<'a> {
     ny: &'a mut [f32],
     nz: &'a mut [f32],
     kind: &'a mut [HitKind],
+    inst: &'a mut [u32],
 }
 
 impl HitChunk<'_> {
@@ -295,5 +319,6 @@ impl HitChunk<'_> {
         self.ny[i] = h.normal.y;
         self.nz[i] = h.normal.z;
         self.kind[i] = h.kind;
+        self.inst[i] = h.inst;
     }
 }

@@ -78,7 +78,7 @@ pub use error::{LimitError, SceneError};
 pub use hit::{Hit, HitKind, HitPacket, HitSoa};
 pub use lanes::{F32x4, F32x8, Lanes, Mask};
 pub use ray::{ALL_BITS, Ray, RayError, RayPacket, RaySoa};
-pub use scene::{Backend, ClosestPoint, HitLists, Scene, SceneBuilder, SphereSweep, SweepHit, TriangleTest};
+pub use scene::{Backend, ClosestPoint, HitLists, Instance, Scene, SceneBuilder, SphereSweep, SweepHit, TriangleTest};
 
 /// The README's code blocks, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

@@ -352,6 +352,7 @@ fn check_packets_and_batches(w: &Built, rays: &[Ray]) {
             v: 0.25,
             normal: Vec3::ONE,
             kind: lanecast::HitKind::Sphere,
+            inst: 77,
         };
         for chunk in rays.chunks(L::N) {
             // Lane 1 is left out of the mask: it must come back untouched.
@@ -472,6 +473,7 @@ fn invalid_rays_miss_everywhere() {
             v: 0.0,
             normal: Vec3::Z,
             kind: lanecast::HitKind::Box,
+            inst: 3,
         });
         let mut scratch = PacketScratch::default();
         for b in BACKENDS {

@@ -126,6 +126,7 @@ fn test_hits(n: usize) -> HitSoa {
                 v: f(1),
                 normal: Vec3::new(f(2), -f(3), f(4)),
                 kind: lanecast::HitKind::None, // files do not store the kind
+                inst: if i % 3 == 0 { u32::MAX } else { (i * 5) as u32 },
             },
         );
     }
@@ -831,6 +832,7 @@ fn numpy_reads_our_files_and_we_read_numpys() {
                 v: 0.5,
                 normal: Vec3::new(0.0, -1.0, 0.0),
                 kind: lanecast::HitKind::None, // files do not store the kind
+                inst: if i % 2 == 0 { u32::MAX } else { i as u32 },
             },
         );
     }

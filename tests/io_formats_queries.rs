@@ -316,7 +316,7 @@ fn flag_files_take_their_column_name() {
 }
 
 fn hit(t: f32, geom: u32, prim: u32, u: f32, v: f32, n: Vec3) -> Hit {
-    Hit { t, geom, prim, u, v, normal: n, kind: HitKind::None }
+    Hit { t, geom, prim, u, v, normal: n, kind: HitKind::None, inst: u32::MAX }
 }
 
 /// Hit lists of 4 rays: 2 hits, none, 1 hit, none.
@@ -418,6 +418,7 @@ fn closest_files_mix_f32_and_u32_like_hit_files() {
         v: 0.5,
         normal: Vec3::Y,
         kind: HitKind::Triangle,
+        inst: u32::MAX,
     };
     let recs = [found, ClosestPoint::MISS];
     for format in FORMATS {

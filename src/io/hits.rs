@@ -12,21 +12,21 @@ use glam::Vec3;
 use std::fmt::Write as _;
 
 /// The structured dtype of a hit `.npy` file, as a Python literal.
-const HIT_DESCR: &str = "[('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), \
-                         ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]";
+const HIT_DESCR: &str = "[('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('inst', '<u4'), \
+                         ('u', '<f4'), ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]";
 /// The structured dtype of a hit-list (`cast --all`) `.npy` file.
-const ALL_DESCR: &str = "[('ray', '<u4'), ('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), \
-                         ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]";
+const ALL_DESCR: &str = "[('ray', '<u4'), ('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('inst', '<u4'), \
+                         ('u', '<f4'), ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]";
 /// Header line of a hit-list csv file.
-const ALL_CSV_HEADER: &str = "ray,t,geom,prim,u,v,nx,ny,nz";
+const ALL_CSV_HEADER: &str = "ray,t,geom,prim,inst,u,v,nx,ny,nz";
 /// Bytes per hit record in `.bin` and `.npy`.
-const HIT_RECORD: usize = 32;
+const HIT_RECORD: usize = 36;
 /// Header line of a hit csv file.
-const HIT_CSV_HEADER: &str = "t,geom,prim,u,v,nx,ny,nz";
+const HIT_CSV_HEADER: &str = "t,geom,prim,inst,u,v,nx,ny,nz";
 /// Header line of a visibility csv file.
 const VIS_CSV_HEADER: &str = "visible";
 /// The csv line of a miss.
-const MISS_CSV: &str = "inf,-1,-1,0,0,0,0,0";
+const MISS_CSV: &str = "inf,-1,-1,-1,0,0,0,0,0";
 /// Flush the encode buffer to the output past this many bytes.
 const FLUSH_AT: usize = 1 << 16;
 
@@ -66,7 +66,8 @@ impl Records {
     }
 }
 
-/// Appends the csv fields of `h` (no line end): `t,geom,prim,u,v,nx,ny,nz`, or the miss line.
+/// Appends the csv fields of `h` (no line end): `t,geom,prim,inst,u,v,nx,ny,nz` (`inst` -1
+/// when not through an instance), or the miss line.
 fn push_hit_csv(text: &mut String, h: &Hit) {
     if !h.is_hit() {
         text.push_str(MISS_CSV);
@@ -74,6 +75,11 @@ fn push_hit_csv(text: &mut String, h: &Hit) {
         push_f32(text, h.t);
         // Writing to a String cannot fail.
         let _ = write!(text, ",{},{}", h.geom, h.prim);
+        if h.inst == NO_ID {
+            text.push_str(",-1");
+        } else {
+            let _ = write!(text, ",{}", h.inst);
+        }
         for x in [h.u, h.v, h.normal.x, h.normal.y, h.normal.z] {
             text.push(',');
             push_f32(text, x);
@@ -81,11 +87,12 @@ fn push_hit_csv(text: &mut String, h: &Hit) {
     }
 }
 
-/// Appends the 32-byte binary record of `h`.
+/// Appends the 36-byte binary record of `h`.
 fn push_hit_bytes(b: &mut Vec<u8>, h: &Hit) {
     b.extend_from_slice(&h.t.to_le_bytes());
     b.extend_from_slice(&h.geom.to_le_bytes());
     b.extend_from_slice(&h.prim.to_le_bytes());
+    b.extend_from_slice(&h.inst.to_le_bytes());
     for x in [h.u, h.v, h.normal.x, h.normal.y, h.normal.z] {
         b.extend_from_slice(&x.to_le_bytes());
     }
@@ -181,9 +188,9 @@ impl VisWriter {
 }
 
 /// Writes every hit of every ray (`lanecast cast --all`), one record per hit, each led by
-/// the index of its ray: csv under the header `ray,t,geom,prim,u,v,nx,ny,nz`, 36-byte
+/// the index of its ray: csv under the header `ray,t,geom,prim,inst,u,v,nx,ny,nz`, 40-byte
 /// `.bin` records (`ray` u32, then a hit record as [`HitWriter`] writes it), or an `.npy`
-/// structured array of those 9 fields (see the [module docs](super)). A ray without hits
+/// structured array of those 10 fields (see the [module docs](super)). A ray without hits
 /// writes nothing. The file appears under its name only when [`AllHitsWriter::finish`]
 /// succeeds.
 pub struct AllHitsWriter {
@@ -301,21 +308,22 @@ pub fn read_hits(path: &str, format: Format) -> Result<HitSoa, IoError> {
             let mut lines = CsvLines::open(path)?;
             while let Some(line) = lines.next_line()? {
                 let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-                if fields.len() != 8 {
-                    let msg = format!("expected 8 fields ({HIT_CSV_HEADER}), got {}", fields.len());
+                if fields.len() != 9 {
+                    let msg = format!("expected 9 fields ({HIT_CSV_HEADER}), got {}", fields.len());
                     return Err(lines.err(msg));
                 }
-                let mut f = [0f32; 8];
-                let mut ids = [0u32; 2];
+                let mut f = [0f32; 9];
+                let mut ids = [0u32; 3];
                 let mut bad = None;
+                let is_id = |i: usize| (1..=3).contains(&i);
                 for (i, s) in fields.iter().enumerate() {
-                    let ok = if i == 1 || i == 2 {
+                    let ok = if is_id(i) {
                         parse_id(s).map(|v| ids[i - 1] = v).is_some()
                     } else {
                         parse_f32(s).map(|v| f[i] = v).is_some()
                     };
                     if !ok {
-                        let what = if i == 1 || i == 2 { "an id (u32 or -1)" } else { "a number" };
+                        let what = if is_id(i) { "an id (u32 or -1)" } else { "a number" };
                         bad = Some(format!("column {} ({}): expected {what}, got {}", i + 1, names[i], quote_field(s)));
                         break;
                     }
@@ -327,9 +335,10 @@ pub fn read_hits(path: &str, format: Format) -> Result<HitSoa, IoError> {
                     t: f[0],
                     geom: ids[0],
                     prim: ids[1],
-                    u: f[3],
-                    v: f[4],
-                    normal: Vec3::new(f[5], f[6], f[7]),
+                    inst: ids[2],
+                    u: f[4],
+                    v: f[5],
+                    normal: Vec3::new(f[6], f[7], f[8]),
                     kind: HitKind::None,
                 });
             }
@@ -344,9 +353,10 @@ pub fn read_hits(path: &str, format: Format) -> Result<HitSoa, IoError> {
                         t: f(0),
                         geom: u32::from_le_bytes(w(1)),
                         prim: u32::from_le_bytes(w(2)),
-                        u: f(3),
-                        v: f(4),
-                        normal: Vec3::new(f(5), f(6), f(7)),
+                        inst: u32::from_le_bytes(w(3)),
+                        u: f(4),
+                        v: f(5),
+                        normal: Vec3::new(f(6), f(7), f(8)),
                         kind: HitKind::None,
                     });
                 }

@@ -11,10 +11,10 @@
 //! |---|---|---|---|
 //! | rays (in) | `ox,oy,oz,dx,dy,dz[,tmin,tmax]` | 8 × f32: `ox oy oz dx dy dz tmin tmax` | `<f4`, shape (N, 8) or (N, 6), C order |
 //! | segments (in) | `ax,ay,az,bx,by,bz` | 6 × f32 | `<f4`, shape (N, 6), C order |
-//! | hits (out) | header `t,geom,prim,u,v,nx,ny,nz`; a miss is `inf,-1,-1,0,0,0,0,0` | 32 bytes: `t` f32, `geom` u32, `prim` u32, `u v nx ny nz` f32; a miss has `t = +inf`, ids `0xFFFFFFFF` | structured dtype `[('t','<f4'),('geom','<u4'),('prim','<u4'),('u','<f4'),('v','<f4'),('nx','<f4'),('ny','<f4'),('nz','<f4')]`, shape (N,) |
+//! | hits (out) | header `t,geom,prim,inst,u,v,nx,ny,nz` (`inst` -1 when the hit is not through an instance); a miss is `inf,-1,-1,-1,0,0,0,0,0` | 36 bytes: `t` f32, `geom` `prim` `inst` u32, `u v nx ny nz` f32; a miss has `t = +inf`, ids `0xFFFFFFFF`; `inst` is `0xFFFFFFFF` when not instanced | structured dtype `[('t','<f4'),('geom','<u4'),('prim','<u4'),('inst','<u4'),('u','<f4'),('v','<f4'),('nx','<f4'),('ny','<f4'),('nz','<f4')]`, shape (N,) |
 //! | visibility (out) | header `visible`, then `1` or `0` per line | 1 byte per segment (1/0) | `\|b1`, shape (N,) |
 //! | points (in) | `x,y,z` | 3 × f32: `x y z` | `<f4`, shape (N, 3), C order |
-//! | hit lists (out, `cast --all`) | header `ray,t,geom,prim,u,v,nx,ny,nz`, one line per hit | 36 bytes: `ray` u32, then a hit record | structured dtype `[('ray','<u4')]` + the 8 hit fields, shape (hits,) |
+//! | hit lists (out, `cast --all`) | header `ray,t,geom,prim,inst,u,v,nx,ny,nz`, one line per hit | 40 bytes: `ray` u32, then a hit record | structured dtype `[('ray','<u4')]` + the 9 hit fields, shape (hits,) |
 //! | counts (out) | header `count`, then a decimal u32 per line | 4 bytes: u32 | `<u4`, shape (N,) |
 //! | inside (out) | header `inside`, then `1` or `0` per line | 1 byte per point (1/0) | `\|b1`, shape (N,) |
 //! | closest (out) | header `x,y,z,distance,geom,prim,u,v`; a miss is `inf,inf,inf,inf,-1,-1,0,0` | 32 bytes: `x y z distance` f32, `geom prim` u32, `u v` f32; a miss has `x y z distance = +inf`, ids `0xFFFFFFFF` | structured dtype `[('x','<f4'),('y','<f4'),('z','<f4'),('distance','<f4'),('geom','<u4'),('prim','<u4'),('u','<f4'),('v','<f4')]`, shape (N,) |

@@ -210,8 +210,7 @@ impl ClosestWriter {
 /// records (`toi` f32, `geom prim inst` u32, `px py pz nx ny nz` f32), or an `.npy`
 /// structured array of those 10 fields, shape (N,). A miss ([`SweepHit::MISS`]) has `toi`
 /// and the point `+inf`, ids `0xFFFFFFFF` and a zero normal. `inst` is the instance id of a
-/// contact through an instance; scenes have no instances yet, so it is always `-1`
-/// (`0xFFFFFFFF`). The file appears under its name only when [`SweepWriter::finish`]
+/// contact through an instance, `-1` (`0xFFFFFFFF`) otherwise. The file appears under its name only when [`SweepWriter::finish`]
 /// succeeds.
 pub struct SweepWriter {
     rec: Records,
@@ -237,7 +236,7 @@ impl SweepWriter {
                     self.text.clear();
                     for h in chunk {
                         push_f32(&mut self.text, h.toi);
-                        for id in [h.geom, h.prim, NO_ID] {
+                        for id in [h.geom, h.prim, h.inst] {
                             // Writing to a String cannot fail.
                             let _ = if id == NO_ID { write!(self.text, ",-1") } else { write!(self.text, ",{id}") };
                         }
@@ -253,7 +252,7 @@ impl SweepWriter {
                     self.bytes.clear();
                     for h in chunk {
                         self.bytes.extend_from_slice(&h.toi.to_le_bytes());
-                        for id in [h.geom, h.prim, NO_ID] {
+                        for id in [h.geom, h.prim, h.inst] {
                             self.bytes.extend_from_slice(&id.to_le_bytes());
                         }
                         for x in h.point.to_array().into_iter().chain(h.normal.to_array()) {

@@ -270,7 +270,9 @@ impl Scene {
         self.walk_all(ray, backend, ALL_KINDS, raw);
         let start = out.len();
         out.extend(raw.iter().map(|&(t, u, v, k, i)| self.hit_record(ray, t, u, v, k, i)));
-        out[start..].sort_unstable_by(|a, b| a.t.total_cmp(&b.t).then((a.geom, a.prim).cmp(&(b.geom, b.prim))));
+        self.inst.all(ray, backend, out);
+        out[start..]
+            .sort_unstable_by(|a, b| a.t.total_cmp(&b.t).then((a.geom, a.prim, a.inst).cmp(&(b.geom, b.prim, b.inst))));
     }
 
     /// The hits of every ray of `rays` as flat lists, on all rayon threads, with the scene's
@@ -327,6 +329,17 @@ impl Scene {
     pub fn count_intersections_with(&self, ray: &Ray, backend: Backend) -> u32 {
         let mut n = 0u32;
         self.walk_all(ray, backend, ALL_KINDS, &mut n);
+        n + self.count_instances(ray, backend, ALL_KINDS)
+    }
+
+    /// Hits of the valid `ray` in the chosen kinds of the instances it enters.
+    fn count_instances(&self, ray: &Ray, backend: Backend, kinds: Kinds) -> u32 {
+        let mut n = 0u32;
+        self.inst.every(ray, |_, _, _, proto, local| {
+            let mut k = 0u32;
+            proto.walk_all(local, backend, kinds, &mut k);
+            n += k;
+        });
         n
     }
 
@@ -362,22 +375,27 @@ impl Scene {
         if !p.is_finite() {
             return false;
         }
+        let instanced = !self.inst.is_empty();
         // Inside a solid: a ray from p with the interval [0, 0] hits it.
-        if !self.spheres.is_empty() || !self.boxes.is_empty() {
+        if !self.spheres.is_empty() || !self.boxes.is_empty() || instanced {
+            const SOLIDS: Kinds = Kinds { triangles: false, solids: true, planes: false };
             let here = Ray { origin: p, dir: CONTAINS_DIR, t_min: 0.0, t_max: 0.0, mask: crate::ray::ALL_BITS };
             let mut n = 0u32;
-            self.walk_all(&here, backend, Kinds { triangles: false, solids: true, planes: false }, &mut n);
-            if n > 0 {
+            self.walk_all(&here, backend, SOLIDS, &mut n);
+            if n + self.count_instances(&here, backend, SOLIDS) > 0 {
                 return true;
             }
         }
-        if self.tris.is_empty() {
+        if self.tris.is_empty() && !instanced {
             return false;
         }
+        // Through an instance the ray's direction is carried into its frame; a crossing is a
+        // crossing in either frame, so the parity adds up.
+        const TRIANGLES: Kinds = Kinds { triangles: true, solids: false, planes: false };
         let ray = Ray { origin: p, dir: CONTAINS_DIR, t_min: 0.0, t_max: f32::INFINITY, mask: crate::ray::ALL_BITS };
         let mut n = 0u32;
-        self.walk_all(&ray, backend, Kinds { triangles: true, solids: false, planes: false }, &mut n);
-        n % 2 == 1
+        self.walk_all(&ray, backend, TRIANGLES, &mut n);
+        (n + self.count_instances(&ray, backend, TRIANGLES)) % 2 == 1
     }
 
     /// [`Scene::contains`] of every point into `out`, on all rayon threads.

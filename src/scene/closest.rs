@@ -53,6 +53,9 @@ pub struct ClosestPoint {
     pub normal: Vec3,
     /// Which kind of primitive `point` is on ([`HitKind::None`] for [`ClosestPoint::MISS`]).
     pub kind: HitKind,
+    /// Instance id when `point` is on a placed copy of a geometry
+    /// ([`super::SceneBuilder::add_instance`]); [`NO_ID`] otherwise.
+    pub inst: u32,
 }
 
 impl ClosestPoint {
@@ -67,6 +70,7 @@ impl ClosestPoint {
         v: 0.0,
         normal: Vec3::ZERO,
         kind: HitKind::None,
+        inst: NO_ID,
     };
 
     /// True unless this is the miss record.
@@ -284,7 +288,13 @@ impl Scene {
                 kind_wide::<F32x8, Node8, _>(&self.boxes, &self.boxes.bvh8, p, &mut best, &mut stack);
             }
         }
-        self.finish_point(p, &best)
+        let c = self.finish_point(p, &best);
+        if self.inst.is_empty() {
+            c
+        } else {
+            let found = c.map(|c| (best.key, c));
+            self.inst.closest_point(p, limit, found)
+        }
     }
 
     /// The record of the best candidate: ids, distance and normal.
@@ -300,7 +310,7 @@ impl Scene {
             _ => (self.planes.get(i).normal.normalize_or_zero(), HitKind::Plane),
         };
         let [geom, prim] = b.ids();
-        Some(ClosestPoint { point, distance: b.key.sqrt(), geom, prim, u, v, normal, kind })
+        Some(ClosestPoint { point, distance: b.key.sqrt(), geom, prim, u, v, normal, kind, inst: NO_ID })
     }
 
     /// Distance from `p` to the nearest surface (default backend); `+inf` for an empty

@@ -48,8 +48,27 @@ impl Scene {
         Ok(())
     }
 
-    fn finish_update(&mut self) {
-        self.bounds = self.tris.bounds.union(&self.spheres.bounds).union(&self.boxes.bounds);
+    pub(super) fn finish_update(&mut self) {
+        self.bounds = self.tris.bounds.union(&self.spheres.bounds).union(&self.boxes.bounds).union(&self.inst.bounds);
+    }
+
+    /// Applies an update to the scene of prototype `k` (its geometry is geometry 0 there),
+    /// then the world boxes of its instances and the top-level tree.
+    fn update_proto(
+        &mut self,
+        k: usize,
+        f: impl FnOnce(&mut Scene) -> Result<(), SceneError>,
+    ) -> Result<(), SceneError> {
+        let geom = self.inst.protos[k].0;
+        f(&mut self.inst.protos[k].1).map_err(|e| match e {
+            SceneError::InvalidShape { what, .. } => invalid(geom, what),
+            e => e,
+        })?;
+        self.geoms[geom as usize].degenerate = self.inst.protos[k].1.geoms()[0].degenerate;
+        let o = self.options;
+        self.inst.refresh_proto(k, &o)?;
+        self.finish_update();
+        Ok(())
     }
 
     /// Moves the triangles of mesh geometry `geom` to `tris` (in prim-id order, as many as it
@@ -89,6 +108,9 @@ impl Scene {
         } else {
             self.geoms[geom as usize].degenerate = tris.iter().filter(|t| t.is_degenerate()).count() as u32;
         }
+        if let Some(k) = self.inst.proto_of(geom) {
+            return self.update_proto(k, |s| s.update_triangles(0, tris));
+        }
         update_kind(&mut self.tris, geom, tris);
         self.finish_update();
         Ok(())
@@ -126,6 +148,9 @@ impl Scene {
         if let Some(k) = spheres.iter().position(|s| !s.is_valid()) {
             return Err(invalid(geom, format!("sphere {k} is invalid ({:?})", spheres[k])));
         }
+        if let Some(k) = self.inst.proto_of(geom) {
+            return self.update_proto(k, |s| s.update_spheres(0, spheres));
+        }
         update_kind(&mut self.spheres, geom, spheres);
         self.finish_update();
         Ok(())
@@ -141,6 +166,9 @@ impl Scene {
         if let Some(k) = boxes.iter().position(|b| !b.is_valid()) {
             return Err(invalid(geom, format!("box {k} is invalid ({:?})", boxes[k])));
         }
+        if let Some(k) = self.inst.proto_of(geom) {
+            return self.update_proto(k, |s| s.update_boxes(0, boxes));
+        }
         update_kind(&mut self.boxes, geom, boxes);
         self.finish_update();
         Ok(())
@@ -148,7 +176,8 @@ impl Scene {
 
     /// Rebuilds every tree from the primitives as they are now, with the scene's build
     /// options: the full quality of a fresh build again after many updates. (The trees are
-    /// per primitive kind, not per geometry, so this rebuilds the kinds' trees whole.)
+    /// per primitive kind, not per geometry, so this rebuilds the kinds' trees whole, and the
+    /// placed geometries' trees and the top-level tree of the instances.)
     ///
     /// # Errors
     /// [`SceneError::Limit`] as [`super::SceneBuilder::build`].
@@ -165,6 +194,10 @@ impl Scene {
         self.tris = again(&self.tris, &o, "triangles")?;
         self.spheres = again(&self.spheres, &o, "spheres")?;
         self.boxes = again(&self.boxes, &o, "boxes")?;
+        for (_, proto) in &mut self.inst.protos {
+            proto.rebuild()?;
+        }
+        self.inst.rebuild_top(&o)?;
         self.finish_update();
         Ok(())
     }

@@ -41,6 +41,7 @@ mod dynamic;
 pub mod file;
 #[cfg(feature = "cli")]
 pub mod generate;
+mod instance;
 mod kind;
 #[cfg(feature = "cli")]
 pub mod mesh_io;
@@ -49,6 +50,7 @@ mod sweep;
 
 pub use all::{CONTAINS_DIR, HitLists};
 pub use closest::ClosestPoint;
+pub use instance::{Instance, MAX_INSTANCES, check_transform};
 pub use kind::{KindBvh, LeafPacket, LeafRay, Traceable};
 pub use query::PacketScratch;
 pub use sweep::{SphereSweep, SweepHit, plane_time_of_impact};
@@ -57,7 +59,7 @@ use crate::bvh::{BuildOptions, BvhError, Quality};
 use crate::error::{LimitError, SceneError};
 use crate::prim::{Aabb, Plane, PlaneSoa, Sphere, Triangle};
 use crate::ray::ALL_BITS;
-use glam::Vec3;
+use glam::{Affine3A, Vec3};
 use std::time::{Duration, Instant};
 
 /// Which kernels and traversal a query uses.
@@ -172,6 +174,7 @@ pub struct SceneBuilder {
     plane_ids: Vec<[u32; 2]>,
     /// `(geom, vertex count, indices)` of the meshes added with `add_mesh`.
     mesh_indices: Vec<MeshIndices>,
+    instances: Vec<Instance>,
     options: BuildOptions,
     triangle_test: TriangleTest,
 }
@@ -273,6 +276,61 @@ impl SceneBuilder {
             .ok_or_else(|| invalid(geom, format!("no such geometry (there are {n})")))?;
         g.mask = mask;
         Ok(())
+    }
+    /// Places geometry `geom` with the affine `transform` (local → world) and returns the
+    /// instance id (0, 1, … in the order added). The geometry becomes a *prototype*: it is
+    /// built once into trees of its own and seen only where instances place it, not by
+    /// itself (place it with [`Affine3A::IDENTITY`] too to keep it where it is). Hits through
+    /// an instance report the geometry's id, the primitive's id and the instance's id
+    /// ([`crate::Hit::inst`]); `t` stays in world units and normals are carried back by
+    /// the inverse transpose. See [`check_transform`] for the transforms each kind accepts.
+    ///
+    /// ```
+    /// use glam::{Affine3A, Vec3};
+    /// use lanecast::prim::Sphere;
+    /// use lanecast::{Ray, SceneBuilder};
+    ///
+    /// let mut b = SceneBuilder::new();
+    /// let ball = b.add_sphere(Sphere::new(Vec3::ZERO, 1.0)).unwrap();
+    /// let left = b.add_instance(ball, Affine3A::from_translation(Vec3::new(-5.0, 0.0, 0.0))).unwrap();
+    /// let right = b.add_instance(ball, Affine3A::from_scale(Vec3::splat(2.0)) * Affine3A::IDENTITY).unwrap();
+    /// let scene = b.build().unwrap();
+    ///
+    /// let h = scene.intersect(&Ray::new(Vec3::new(-5.0, 9.0, 0.0), -Vec3::Y)).unwrap();
+    /// assert_eq!((h.geom, h.inst, h.t, h.normal), (ball, left, 8.0, Vec3::Y));
+    /// let h = scene.intersect(&Ray::new(Vec3::new(0.0, 9.0, 0.0), -Vec3::Y)).unwrap();
+    /// assert_eq!((h.inst, h.t), (right, 7.0)); // the sphere of radius 2
+    /// ```
+    ///
+    /// # Errors
+    /// [`SceneError::InvalidShape`] for an unknown geometry; [`SceneError::InvalidInstance`]
+    /// for a transform [`check_transform`] refuses; [`SceneError::Limit`] past
+    /// [`MAX_INSTANCES`].
+    pub fn add_instance(&mut self, geom: u32, transform: Affine3A) -> Result<u32, SceneError> {
+        let n = self.geoms.len();
+        let info =
+            self.geoms.get(geom as usize).ok_or_else(|| invalid(geom, format!("no such geometry (there are {n})")))?;
+        let id = instance::next_instance_id(self.instances.len())?;
+        check_transform(info.kind, &transform).map_err(|w| instance::bad_instance(id, w))?;
+        self.instances.push(Instance { geom, transform, mask: ALL_BITS });
+        Ok(id)
+    }
+    /// Sets the mask of instance `inst` (see [`Instance::mask`]).
+    ///
+    /// # Errors
+    /// [`SceneError::InvalidInstance`] for an unknown instance.
+    pub fn set_instance_mask(&mut self, inst: u32, mask: u32) -> Result<(), SceneError> {
+        let n = self.instances.len();
+        let i = self
+            .instances
+            .get_mut(inst as usize)
+            .ok_or_else(|| instance::bad_instance(inst, format!("no such instance (there are {n})")))?;
+        i.mask = mask;
+        Ok(())
+    }
+    /// Instances added so far, indexed by id.
+    pub fn instances(&self) -> &[Instance] {
+        &self.instances
     }
     /// Sets the BVH build options.
     pub fn options(mut self, options: BuildOptions) -> Self {
@@ -436,10 +494,11 @@ impl SceneBuilder {
     /// # Errors
     /// [`SceneError::Limit`] when one kind has more primitives than a BVH can index
     /// ([`crate::bvh::MAX_PRIMITIVES`], 2^27).
-    pub fn build(self) -> Result<Scene, SceneError> {
+    pub fn build(mut self) -> Result<Scene, SceneError> {
         let geom_masks: Vec<u32> = self.geoms.iter().map(|g| g.mask).collect();
         let start = Instant::now();
         let o = self.options;
+        let protos = self.build_prototypes()?;
         let limit = |what| move |source| SceneError::Limit { what, source };
         let (tri_list, tri_ids) = match self.triangle_test {
             TriangleTest::Watertight => (self.tris, self.tri_ids),
@@ -457,7 +516,8 @@ impl SceneBuilder {
             },
         );
         let (tris, spheres, boxes) = (tris?, spheres?, boxes?);
-        let bounds = tris.bounds.union(&spheres.bounds).union(&boxes.bounds);
+        let inst = instance::Instances::new(&self.instances, protos, &o)?;
+        let bounds = tris.bounds.union(&spheres.bounds).union(&boxes.bounds).union(&inst.bounds);
         Ok(Scene {
             geoms: self.geoms,
             tris,
@@ -473,7 +533,49 @@ impl SceneBuilder {
             build_time: start.elapsed(),
             backend: Backend::Auto,
             triangle_test: self.triangle_test,
+            inst,
         })
+    }
+
+    /// Builds each placed geometry alone (as geometry 0 of a scene of its own) and takes its
+    /// primitives out of the lists the scene's own trees are built from.
+    fn build_prototypes(&mut self) -> Result<Vec<(u32, Scene)>, SceneError> {
+        let mut placed: Vec<u32> = self.instances.iter().map(|i| i.geom).collect();
+        placed.sort_unstable();
+        placed.dedup();
+        if placed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let geometries = self.geometries();
+        let mut protos = Vec::with_capacity(placed.len());
+        for &g in &placed {
+            let mut b = SceneBuilder::new().options(self.options).triangle_test(self.triangle_test);
+            match geometries[g as usize] {
+                Geometry::Spheres(s) => b.add_spheres(s),
+                Geometry::Boxes(x) => b.add_boxes(x),
+                Geometry::Mesh(t) => b.add_triangles(t),
+                Geometry::Plane(p) => b.add_plane(*p),
+            }
+            .map_err(|e| match e {
+                SceneError::InvalidShape { what, .. } => invalid(g, what),
+                e => e,
+            })?;
+            b.geoms[0].mask = self.geoms[g as usize].mask;
+            if let Some((_, n, ix)) = self.mesh_indices.iter().find(|m| m.0 == g) {
+                b.mesh_indices.push((0, *n, ix.clone()));
+            }
+            protos.push((g, b.build()?));
+        }
+        let keep = |ids: &[u32; 2]| placed.binary_search(&ids[0]).is_err();
+        fn retain<P>(prims: &mut Vec<P>, ids: &mut Vec<[u32; 2]>, keep: impl Fn(&[u32; 2]) -> bool) {
+            let mut k = ids.iter().map(&keep);
+            prims.retain(|_| k.next().unwrap_or(true));
+            ids.retain(keep);
+        }
+        retain(&mut self.tris, &mut self.tri_ids, keep);
+        retain(&mut self.spheres, &mut self.sphere_ids, keep);
+        retain(&mut self.boxes, &mut self.box_ids, keep);
+        Ok(protos)
     }
 }
 
@@ -496,6 +598,8 @@ pub struct Scene {
     build_time: Duration,
     backend: Backend,
     triangle_test: TriangleTest,
+    /// Placed copies of geometries (two-level queries, `instance.rs`).
+    pub(crate) inst: instance::Instances,
 }
 
 /// Size and shape facts of a built scene.
@@ -539,7 +643,8 @@ impl Scene {
     pub fn geoms(&self) -> &[GeomInfo] {
         &self.geoms
     }
-    /// Box around everything except planes (empty if there is nothing finite).
+    /// Box around everything except planes, instances included (empty if there is nothing
+    /// finite).
     pub fn bounds(&self) -> Aabb {
         self.bounds
     }
@@ -564,7 +669,7 @@ impl Scene {
         self.tris.validate()?;
         self.spheres.validate()?;
         self.boxes.validate()?;
-        Ok(())
+        self.inst.validate()
     }
     /// Changes the mask of geometry `geom` of a built scene (see [`SceneBuilder::set_mask`]);
     /// no rebuild needed.
@@ -579,6 +684,9 @@ impl Scene {
             .ok_or_else(|| invalid(geom, format!("no such geometry (there are {n})")))?;
         g.mask = mask;
         self.geom_masks[geom as usize] = mask;
+        if let Some(k) = self.inst.proto_of(geom) {
+            self.inst.protos[k].1.set_mask(0, mask)?;
+        }
         self.masked = self.geom_masks.iter().any(|&m| m != ALL_BITS);
         Ok(())
     }

@@ -9,7 +9,7 @@ use super::kind::{KindBvh, LeafPacket, LeafRay, Traceable};
 use super::{Backend, Scene, TriangleTest};
 use crate::bvh::traverse::{self, AnyHit, Closest, LeafAction, Mode, PacketLeafAction, TraversalRay, TraversalStack};
 use crate::bvh::{Node4, Node8, WideBvh, WideNode};
-use crate::hit::{Hit, HitKind, HitPacket, HitSoa};
+use crate::hit::{Hit, HitKind, HitPacket, HitSoa, NO_ID};
 use crate::kernel::ray_plane;
 use crate::kernel::watertight::{ShearedLanes, ShearedRay};
 use crate::lanes::{F32x4, F32x8, Lanes, Mask};
@@ -203,7 +203,7 @@ impl Scene {
             2 => (self.boxes.prims.get(i).normal_at(p, u, v), self.boxes.ids[i], HitKind::Box),
             _ => (self.planes.get(i).normal.normalize_or_zero(), self.plane_ids[i], HitKind::Plane),
         };
-        Hit { t, geom, prim, u, v, normal, kind }
+        Hit { t, geom, prim, u, v, normal, kind, inst: NO_ID }
     }
 
     #[inline(always)]
@@ -281,9 +281,10 @@ impl Scene {
     #[inline]
     pub fn intersect_with(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
         let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
-        self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |r, b| {
+        let h = self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |r, b| {
             self.finish(r, b)
-        })
+        });
+        if self.inst.is_empty() { h } else { self.inst.closest(ray, backend, h) }
     }
 
     /// True if anything is hit with `t_min <= t <= t_max` (default backend).
@@ -296,6 +297,7 @@ impl Scene {
     pub fn occluded_with(&self, ray: &Ray, backend: Backend) -> bool {
         let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
         self.trace_by_value::<AnyHit, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |_, b| b.found())
+            || (!self.inst.is_empty() && self.inst.any(ray, backend))
     }
 
     /// The traversal behind the single-ray queries, out of line, with `answer` made from its
@@ -365,7 +367,8 @@ impl Scene {
             _ => all_lanes::<F32x8>(self, ray, &mut best),
         }
         self.planes_closest(ray, &mut best, backend == Backend::Scalar);
-        self.finish(ray, &best)
+        let h = self.finish(ray, &best);
+        if self.inst.is_empty() { h } else { self.inst.closest_brute_force(ray, backend, h) }
     }
 
     // -----------------------------------------------------------------------------------
@@ -429,7 +432,12 @@ impl Scene {
         out.normal.z.store(&mut f[5]);
         for (i, b) in best.iter().enumerate().take(L::N) {
             if requested & (1 << i) != 0 {
-                let h = self.finish(&rays.ray(i), b).unwrap_or(Hit::MISS);
+                let mut h = self.finish(&rays.ray(i), b);
+                if !self.inst.is_empty() {
+                    // Instances lane by lane (each lane's ray carried into each frame).
+                    h = self.inst.closest(&rays.ray(i), backend, h);
+                }
+                let h = h.unwrap_or(Hit::MISS);
                 f[0][i] = h.t;
                 f[1][i] = h.u;
                 f[2][i] = h.v;
@@ -439,6 +447,7 @@ impl Scene {
                 out.geom[i] = h.geom;
                 out.prim[i] = h.prim;
                 out.kind[i] = h.kind;
+                out.inst[i] = h.inst;
             }
         }
         out.t = L::load(&f[0]);
@@ -495,6 +504,15 @@ impl Scene {
                         bits |= self.packet_any::<L, Node8>(&rest, &mut best, scratch);
                     }
                 }
+            }
+        }
+        if !self.inst.is_empty() {
+            // Instances lane by lane, for the lanes not yet occluded.
+            let mut rest = active.bitmask() & !bits;
+            while rest != 0 {
+                let i = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                bits |= u32::from(self.inst.any(&rays.ray(i), backend)) << i;
             }
         }
         L::Mask::from_bitmask(bits) & active

@@ -80,6 +80,9 @@ pub struct SweepHit {
     pub prim: u32,
     /// Which kind of primitive was touched ([`HitKind::None`] for [`SweepHit::MISS`]).
     pub kind: HitKind,
+    /// Instance id when the contact is with a placed copy of a geometry
+    /// ([`super::SceneBuilder::add_instance`]); [`NO_ID`] otherwise.
+    pub inst: u32,
 }
 
 impl SweepHit {
@@ -91,6 +94,7 @@ impl SweepHit {
         geom: NO_ID,
         prim: NO_ID,
         kind: HitKind::None,
+        inst: NO_ID,
     };
     /// True unless this is the miss record.
     #[must_use]
@@ -121,7 +125,7 @@ pub fn plane_time_of_impact(s: &SphereSweep, plane: &Plane) -> Option<f32> {
 }
 
 /// A kind's moving-sphere kernels: the time of impact of the sweep with one primitive.
-trait Sweepable: Traceable {
+pub(super) trait Sweepable: Traceable {
     fn toi_scalar(&self, s: &SphereSweep) -> Option<f32>;
     fn toi_lanes<L: Lanes>(c: Vec3x<L>, r: L, m: Vec3x<L>, prims: &Self::Lanes<L>) -> (L::Mask, L);
     /// Contact point and normal with the centre at `p` (time of impact), starting at `start`.
@@ -345,7 +349,8 @@ impl Scene {
                 kind_wide::<F32x8, Node8, _>(&self.boxes, &self.boxes.bvh8, s, &swept, &mut best, &mut stack);
             }
         }
-        self.finish_sweep(s, &best)
+        let h = self.finish_sweep(s, &best);
+        if self.inst.is_empty() { h } else { self.inst.sweep(s, h) }
     }
 
     /// The reference answer: every primitive with the backend's kernels (scalar for `Scalar`,
@@ -380,7 +385,10 @@ impl Scene {
             Backend::X4 => all_lanes::<F32x4>(self, s, &mut best),
             _ => all_lanes::<F32x8>(self, s, &mut best),
         }
-        self.finish_sweep(s, &best)
+        // Instances: the same walk as `sweep_with` (their primitives carried into the world
+        // one by one).
+        let h = self.finish_sweep(s, &best);
+        if self.inst.is_empty() { h } else { self.inst.sweep(s, h) }
     }
 
     /// The sweeps of `sweeps` into `out` (the same length), on all rayon threads, in input
@@ -432,6 +440,6 @@ impl Scene {
             }
         };
         let [geom, prim] = b.ids();
-        Some(SweepHit { toi: b.key, point, normal, geom, prim, kind })
+        Some(SweepHit { toi: b.key, point, normal, geom, prim, kind, inst: NO_ID })
     }
 }
