@@ -88,15 +88,15 @@ fn cast_csv_gives_the_expected_hits() {
     ok(&lanecast(&["cast", s(&scene), "--rays", s(&rays), "--out", s(&out)]));
     let text = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "t,geom,prim,u,v,nx,ny,nz");
+    assert_eq!(lines[0], "t,geom,prim,inst,u,v,nx,ny,nz");
     assert_eq!(lines.len(), 5, "{text}");
     let f: Vec<f32> = lines[1].split(',').map(|x| x.parse().unwrap()).collect();
-    assert_eq!(f, vec![4.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0], "ray into the wall");
+    assert_eq!(f, vec![4.0, 0.0, 0.0, -1.0, 0.0, 0.0, -1.0, 0.0, 0.0], "ray into the wall (not instanced)");
     let f: Vec<f32> = lines[2].split(',').map(|x| x.parse().unwrap()).collect();
-    assert_eq!(&f[..5], &[9.0, 1.0, 0.0, 0.0, 0.0], "ray into the sphere");
-    assert_eq!(&f[5..], &[0.0, 0.0, 1.0]);
-    assert_eq!(lines[3], "inf,-1,-1,0,0,0,0,0", "a miss");
-    assert_eq!(lines[4], "inf,-1,-1,0,0,0,0,0", "a NaN ray is a miss, not an error");
+    assert_eq!(&f[..6], &[9.0, 1.0, 0.0, -1.0, 0.0, 0.0], "ray into the sphere");
+    assert_eq!(&f[6..], &[0.0, 0.0, 1.0]);
+    assert_eq!(lines[3], "inf,-1,-1,-1,0,0,0,0,0", "a miss");
+    assert_eq!(lines[4], "inf,-1,-1,-1,0,0,0,0,0", "a NaN ray is a miss, not an error");
     // Every backend and thread count gives the same file.
     for backend in ["scalar", "x4", "x8"] {
         let o = lanecast(&["cast", s(&scene), "--rays", s(&rays), "--backend", backend, "--threads", "1"]);
@@ -147,12 +147,13 @@ fn cast_bin_and_npy_round_trip() {
     let bin_out = dir.path().join("hits.bin");
     ok(&lanecast(&["cast", s(&scene), "--rays", s(&bin_in), "--out", s(&bin_out)]));
     let b = std::fs::read(&bin_out).unwrap();
-    assert_eq!(b.len(), 64, "two 32-byte records");
+    assert_eq!(b.len(), 72, "two 36-byte records");
     assert_eq!(f32::from_le_bytes(b[0..4].try_into().unwrap()), 4.0);
     assert_eq!(u32::from_le_bytes(b[4..8].try_into().unwrap()), 0);
-    assert_eq!(f32::from_le_bytes(b[20..24].try_into().unwrap()), -1.0, "nx");
-    assert_eq!(f32::from_le_bytes(b[32..36].try_into().unwrap()), f32::INFINITY, "miss t");
-    assert_eq!(u32::from_le_bytes(b[36..40].try_into().unwrap()), u32::MAX, "miss geom");
+    assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), u32::MAX, "inst: not instanced");
+    assert_eq!(f32::from_le_bytes(b[24..28].try_into().unwrap()), -1.0, "nx");
+    assert_eq!(f32::from_le_bytes(b[36..40].try_into().unwrap()), f32::INFINITY, "miss t");
+    assert_eq!(u32::from_le_bytes(b[40..44].try_into().unwrap()), u32::MAX, "miss geom");
 
     let npy_in = dir.path().join("rays.npy");
     std::fs::write(&npy_in, npy("<f4", "(2, 8)", &f32_bytes(&rays))).unwrap();
@@ -160,7 +161,7 @@ fn cast_bin_and_npy_round_trip() {
     ok(&lanecast(&["cast", s(&scene), "--rays", s(&npy_in), "--out", s(&npy_out)]));
     let (header, data) = read_npy(&std::fs::read(&npy_out).unwrap());
     assert!(header.contains("'shape': (2,)"), "{header}");
-    for field in ["('t', '<f4')", "('geom', '<u4')", "('prim', '<u4')", "('nz', '<f4')"] {
+    for field in ["('t', '<f4')", "('geom', '<u4')", "('prim', '<u4')", "('inst', '<u4')", "('nz', '<f4')"] {
         assert!(header.replace('"', "'").contains(field), "{header} lacks {field}");
     }
     assert_eq!(data, b, "npy records equal the bin records");

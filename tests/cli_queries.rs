@@ -235,14 +235,15 @@ fn check_rows(got: &[(u32, [f32; 6], u32, u32)], what: &str) {
     }
 }
 
-/// Parses 36-byte hit-list records.
+/// Parses 40-byte hit-list records (`inst` must be "not instanced").
 fn parse_all_bin(b: &[u8]) -> Vec<(u32, [f32; 6], u32, u32)> {
-    assert_eq!(b.len() % 36, 0);
-    b.chunks_exact(36)
+    assert_eq!(b.len() % 40, 0);
+    b.chunks_exact(40)
         .map(|r| {
+            assert_eq!(le_u32(r, 4), u32::MAX, "inst");
             (
                 le_u32(r, 0),
-                [le_f32(r, 1), le_f32(r, 4), le_f32(r, 5), le_f32(r, 6), le_f32(r, 7), le_f32(r, 8)],
+                [le_f32(r, 1), le_f32(r, 5), le_f32(r, 6), le_f32(r, 7), le_f32(r, 8), le_f32(r, 9)],
                 le_u32(r, 2),
                 le_u32(r, 3),
             )
@@ -252,13 +253,14 @@ fn parse_all_bin(b: &[u8]) -> Vec<(u32, [f32; 6], u32, u32)> {
 
 fn parse_all_csv(text: &str) -> Vec<(u32, [f32; 6], u32, u32)> {
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("ray,t,geom,prim,u,v,nx,ny,nz"));
+    assert_eq!(lines.next(), Some("ray,t,geom,prim,inst,u,v,nx,ny,nz"));
     lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            assert_eq!(f.len(), 9, "{l}");
+            assert_eq!(f.len(), 10, "{l}");
+            assert_eq!(f[4], "-1", "inst: not instanced");
             let x = |i: usize| f[i].parse::<f32>().unwrap();
-            (f[0].parse().unwrap(), [x(1), x(4), x(5), x(6), x(7), x(8)], f[2].parse().unwrap(), f[3].parse().unwrap())
+            (f[0].parse().unwrap(), [x(1), x(5), x(6), x(7), x(8), x(9)], f[2].parse().unwrap(), f[3].parse().unwrap())
         })
         .collect()
 }
@@ -284,8 +286,8 @@ fn cast_all_lists_every_hit_in_every_format() {
                 assert!(header.contains("'shape': (8,)"), "{header}");
                 assert!(
                     header.contains(
-                        "[('ray', '<u4'), ('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), \
-                         ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]"
+                        "[('ray', '<u4'), ('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('inst', '<u4'), \
+                         ('u', '<f4'), ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]"
                     ),
                     "{header}"
                 );
@@ -461,7 +463,7 @@ fn empty_inputs_give_empty_outputs() {
             _ => std::fs::write(&points, npy("<f4", "(0, 3)", &[])).unwrap(),
         }
         for (cmd, flag, input, header) in [
-            (&["cast", "--all"][..], "--rays", &rays, "ray,t,geom,prim,u,v,nx,ny,nz\n"),
+            (&["cast", "--all"][..], "--rays", &rays, "ray,t,geom,prim,inst,u,v,nx,ny,nz\n"),
             (&["count"][..], "--rays", &rays, "count\n"),
             (&["inside"][..], "--points", &points, "inside\n"),
             (&["closest"][..], "--points", &points, "x,y,z,distance,geom,prim,u,v\n"),

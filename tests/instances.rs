@@ -600,3 +600,66 @@ fn a_scene_of_instances_only_answers_every_query() {
         assert!((s.toi - 0.35).abs() < 1e-5 && (s.normal - Vec3::Y).length() < 1e-5);
     }
 }
+
+#[test]
+fn scene_files_name_geometries_and_place_them() {
+    use lanecast::scene::file::parse_scene;
+    use std::path::Path;
+    let text = r#"
+[[sphere]]
+center = [0, 0, 0]
+radius = 1
+name = "ball"
+
+[[triangle]]
+vertices = [[0, 0, 0], [1, 0, 0], [0, 1, 0]]
+name = "tri"
+
+[[box]]
+min = [-1, -1, -1]
+max = [1, 1, 1]
+
+[[instance]]
+of = "ball"
+translate = [10, 0, 0]
+scale = 2
+
+[[instance]]
+of = "tri"
+matrix = [[-1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 20]]
+"#;
+    let f = parse_scene(text, Path::new("inst.toml"), Path::new("")).unwrap();
+    let scene = f.builder.build().unwrap();
+    // Geometry ids follow the file (ball 0, tri 1, box 2); instances count 0, 1.
+    let h = scene.intersect(&Ray::new(Vec3::new(10.0, 9.0, 0.0), -Vec3::Y)).unwrap();
+    assert_eq!((h.geom, h.inst, h.t), (0, 0, 7.0));
+    // The named ball is a prototype: nothing at the origin but the unnamed box.
+    let h = scene.intersect(&Ray::new(Vec3::new(0.0, 9.0, 0.0), -Vec3::Y)).unwrap();
+    assert_eq!((h.geom, h.inst, h.t), (2, NO_ID, 8.0));
+    // The mirrored triangle at z = 20: x in [-1, 0].
+    let h = scene.intersect(&Ray::new(Vec3::new(-0.2, 0.2, 30.0), -Vec3::Z)).unwrap();
+    assert_eq!((h.geom, h.prim, h.inst), (1, 0, 1));
+    assert!((h.t - 10.0).abs() < 1e-5);
+    assert_eq!(scene.intersect(&Ray::new(Vec3::new(0.2, 0.2, 30.0), -Vec3::Z)).unwrap().geom, 2, "past it, the box");
+
+    let err = |t: &str| parse_scene(t, Path::new("bad.toml"), Path::new("")).unwrap_err().to_string();
+    let e = err("[[instance]]\nof = \"nothing\"\n");
+    assert!(e.starts_with("bad.toml:2:6: instance `of`: no geometry named \"nothing\""), "{e}");
+    let e = err(
+        "[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\nname = \"a\"\n[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\nname = \"a\"\n",
+    );
+    assert!(e.starts_with("bad.toml:8:8:") && e.contains("already used by geometry 0"), "{e}");
+    let e =
+        err("[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\nname = \"a\"\n[[instance]]\nof = \"a\"\nscale = [1, 2, 1]\n");
+    assert!(e.starts_with("bad.toml:5:1:") && e.contains("similarity"), "{e}");
+    let e = err(
+        "[[sphere]]\ncenter = [0, 0, 0]\nradius = 1\nname = \"a\"\n[[instance]]\nof = \"a\"\nscale = 2\nmatrix = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]\n",
+    );
+    assert!(e.starts_with("bad.toml:7:9:") && e.contains("cannot be combined"), "{e}");
+    let e = err("[[plane]]\nnormal = [0, 1, 0]\nd = 0\nname = \"p\"\n");
+    assert!(e.starts_with("bad.toml:4:8:") && e.contains("cannot have a name"), "{e}");
+    let e = err(
+        "[[triangle]]\nvertices = [[0, 0, 0], [1, 0, 0], [0, 1, 0]]\nname = \"t\"\n[[instance]]\nof = \"t\"\nmatrix = [[0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]\n",
+    );
+    assert!(e.starts_with("bad.toml:4:1:") && e.contains("singular"), "{e}");
+}

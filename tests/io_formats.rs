@@ -218,18 +218,19 @@ fn hits_round_trip_in_every_format() {
 
     let text = std::fs::read_to_string(path(&dir, "hits.csv")).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("t,geom,prim,u,v,nx,ny,nz"));
-    assert_eq!(lines.next(), Some("inf,-1,-1,0,0,0,0,0"));
+    assert_eq!(lines.next(), Some("t,geom,prim,inst,u,v,nx,ny,nz"));
+    assert_eq!(lines.next(), Some("inf,-1,-1,-1,0,0,0,0,0"));
 
     let bin = std::fs::read(path(&dir, "hits.bin")).unwrap();
-    assert_eq!(bin.len(), 103 * 32);
+    assert_eq!(bin.len(), 103 * 36);
     assert_eq!(&bin[..4], &f32::INFINITY.to_le_bytes());
-    assert_eq!(&bin[4..12], &[0xFF; 8]);
-    assert_eq!(&bin[12..32], &[0; 20]);
+    assert_eq!(&bin[4..16], &[0xFF; 12]);
+    assert_eq!(&bin[16..36], &[0; 20]);
     let h1 = hits.get(1);
-    assert_eq!(&bin[32..36], &h1.t.to_le_bytes());
-    assert_eq!(&bin[36..40], &h1.geom.to_le_bytes());
-    assert_eq!(&bin[40..44], &h1.prim.to_le_bytes());
+    assert_eq!(&bin[36..40], &h1.t.to_le_bytes());
+    assert_eq!(&bin[40..44], &h1.geom.to_le_bytes());
+    assert_eq!(&bin[44..48], &h1.prim.to_le_bytes());
+    assert_eq!(&bin[48..52], &h1.inst.to_le_bytes());
 }
 
 #[test]
@@ -252,12 +253,12 @@ fn hit_npy_header_is_aligned_and_carries_the_final_shape() {
     assert!(header.contains("'fortran_order': False"), "{header}");
     assert!(
         header.contains(
-            "'descr': [('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), \
+            "'descr': [('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('inst', '<u4'), ('u', '<f4'), \
              ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]"
         ),
         "{header}"
     );
-    assert_eq!(bytes.len(), 10 + hlen + 12_345 * 32);
+    assert_eq!(bytes.len(), 10 + hlen + 12_345 * 36);
     // Read back through our own header parser.
     assert_same_hits(&read_hits(&p, Format::Npy).unwrap(), &hits, "npy");
 
@@ -470,7 +471,7 @@ fn bad_bin_is_an_error_naming_file_and_record() {
 
     // Hit and visibility readers check values too.
     let p = path(&dir, "hits.bin");
-    std::fs::write(&p, vec![0u8; 33]).unwrap();
+    std::fs::write(&p, vec![0u8; 37]).unwrap();
     let e = read_hits(&p, Format::Bin).unwrap_err().to_string();
     assert!(e.contains("hits.bin:record 1") && e.contains("1 bytes left over"), "{e}");
     let p = path(&dir, "vis.bin");
@@ -862,10 +863,11 @@ import sys, numpy as np
 d, n = sys.argv[1], int(sys.argv[2])
 i = np.arange(n)
 hit = i % 3 != 0
-names = ('t', 'geom', 'prim', 'u', 'v', 'nx', 'ny', 'nz')
+names = ('t', 'geom', 'prim', 'inst', 'u', 'v', 'nx', 'ny', 'nz')
 h = np.load(d + '/hits.npy')
 assert h.dtype.names == names, h.dtype
-assert h.dtype.itemsize == 32 and h.dtype['geom'] == np.dtype('<u4'), h.dtype
+assert h.dtype.itemsize == 36 and h.dtype['inst'] == np.dtype('<u4'), h.dtype
+assert np.all(h['inst'][i % 2 == 0] == 0xFFFFFFFF) and np.array_equal(h['inst'][i % 2 == 1], i[i % 2 == 1])
 assert h.shape == (n,), h.shape
 assert np.array_equal(h['t'][hit], (i * 0.25).astype(np.float32)[hit])
 assert np.all(np.isposinf(h['t'][~hit]))
@@ -878,6 +880,7 @@ hc = np.genfromtxt(d + '/hits.csv', delimiter=',', names=True)
 assert hc.shape == (n,) and hc.dtype.names == names
 assert np.array_equal(hc['t'], h['t'].astype(np.float64))
 assert np.all(hc['geom'][~hit] == -1)
+assert np.all(hc['inst'][i % 2 == 0] == -1) and np.all(hc['inst'][hit & (i % 2 == 1)] == i[hit & (i % 2 == 1)])
 v = np.load(d + '/vis.npy')
 assert v.dtype == np.bool_ and v.shape == (n,), (v.dtype, v.shape)
 assert np.array_equal(v, i % 5 == 1)

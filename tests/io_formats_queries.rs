@@ -323,7 +323,7 @@ fn hit(t: f32, geom: u32, prim: u32, u: f32, v: f32, n: Vec3) -> Hit {
 fn lists() -> HitLists {
     let hs = [
         hit(1.5, 0, 7, 0.25, 0.5, Vec3::X),
-        hit(2.0, 3, u32::MAX - 1, 0.0, 0.0, Vec3::new(0.0, 0.0, -1.0)),
+        Hit { inst: 5, ..hit(2.0, 3, u32::MAX - 1, 0.0, 0.0, Vec3::new(0.0, 0.0, -1.0)) },
         hit(0.0, 1, 0, 0.0, 0.0, Vec3::Y),
     ];
     let mut hits = HitSoa::with_len(hs.len());
@@ -347,29 +347,31 @@ fn hit_lists_lead_each_hit_with_its_ray() {
     }
     assert_eq!(
         std::fs::read_to_string(path(&dir, "all.csv")).unwrap(),
-        "ray,t,geom,prim,u,v,nx,ny,nz\n\
-         0,1.5,0,7,0.25,0.5,1,0,0\n\
-         0,2,3,4294967294,0,0,0,0,-1\n\
-         2,0,1,0,0,0,0,1,0\n\
-         4,1.5,0,7,0.25,0.5,1,0,0\n\
-         4,2,3,4294967294,0,0,0,0,-1\n\
-         6,0,1,0,0,0,0,1,0\n"
+        "ray,t,geom,prim,inst,u,v,nx,ny,nz\n\
+         0,1.5,0,7,-1,0.25,0.5,1,0,0\n\
+         0,2,3,4294967294,5,0,0,0,0,-1\n\
+         2,0,1,0,-1,0,0,0,1,0\n\
+         4,1.5,0,7,-1,0.25,0.5,1,0,0\n\
+         4,2,3,4294967294,5,0,0,0,0,-1\n\
+         6,0,1,0,-1,0,0,0,1,0\n"
     );
     let bin = std::fs::read(path(&dir, "all.bin")).unwrap();
-    assert_eq!(bin.len(), 6 * 36);
+    assert_eq!(bin.len(), 6 * 40);
     let mut rec0 = 0u32.to_le_bytes().to_vec();
     rec0.extend(1.5f32.to_le_bytes());
     rec0.extend(0u32.to_le_bytes());
     rec0.extend(7u32.to_le_bytes());
+    rec0.extend(u32::MAX.to_le_bytes());
     rec0.extend(f32_bytes(&[0.25, 0.5, 1.0, 0.0, 0.0]));
-    assert_eq!(&bin[..36], &rec0[..]);
-    assert_eq!(&bin[5 * 36..5 * 36 + 4], &6u32.to_le_bytes());
-    assert_eq!(&bin[36 + 12..36 + 16], &(u32::MAX - 1).to_le_bytes(), "prim of the second hit");
+    assert_eq!(&bin[..40], &rec0[..]);
+    assert_eq!(&bin[5 * 40..5 * 40 + 4], &6u32.to_le_bytes());
+    assert_eq!(&bin[40 + 12..40 + 16], &(u32::MAX - 1).to_le_bytes(), "prim of the second hit");
+    assert_eq!(&bin[40 + 16..40 + 20], &5u32.to_le_bytes(), "inst of the second hit");
     let (header, data) = split_npy(&std::fs::read(path(&dir, "all.npy")).unwrap());
     assert!(
         header.contains(
-            "'descr': [('ray', '<u4'), ('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('u', '<f4'), \
-             ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]"
+            "'descr': [('ray', '<u4'), ('t', '<f4'), ('geom', '<u4'), ('prim', '<u4'), ('inst', '<u4'), \
+             ('u', '<f4'), ('v', '<f4'), ('nx', '<f4'), ('ny', '<f4'), ('nz', '<f4')]"
         ) && header.contains("'shape': (6,)"),
         "{header}"
     );

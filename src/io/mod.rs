@@ -103,7 +103,7 @@
 //! }
 //! out.finish().unwrap();
 //! let text = std::fs::read_to_string(&hits_path).unwrap();
-//! assert_eq!(text.lines().nth(1), Some("inf,-1,-1,0,0,0,0,0"));
+//! assert_eq!(text.lines().nth(1), Some("inf,-1,-1,-1,0,0,0,0,0"));
 //! std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 

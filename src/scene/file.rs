@@ -35,7 +35,25 @@
 //! kind = "spheres"              # "terrain", "city" or "spheres"
 //! seed = 7
 //! count = 20
+//!
+//! [[mesh]]
+//! path = "bunny.ply"
+//! name = "bunny"                # optional on sphere, box, triangle and mesh entries
+//!
+//! [[instance]]                  # places the geometry named "bunny" (see below)
+//! of = "bunny"
+//! scale = 2.0                   # scale / rotate_deg / translate as for meshes, or:
+//! # matrix = [[1, 0, 0, 5], [0, 1, 0, 0], [0, 0, 1, 0]]   # 3 × 4, row-major: [A | t]
 //! ```
+//!
+//! **Instances.** `[[instance]] of = "NAME"` places the geometry named `NAME` (written
+//! earlier in the file) with its transform: `scale` / `rotate_deg` / `translate` as for a
+//! mesh, or `matrix` (3 rows of 4: the linear part and the translation), not both. A named
+//! geometry that some instance places is a *prototype*: it is not also placed by itself (add
+//! an `[[instance]]` without a transform for that). Instance ids count from 0 in file order
+//! of the `[[instance]]` entries; geometry ids are not affected by them. Names are unique.
+//! A transform the geometry's kind cannot take (see [`crate::scene::check_transform`]) is
+//! an error at the entry.
 //!
 //! Every entry is one geometry and **geometry ids follow file order over all kinds**, also
 //! when entries of different kinds interleave. A mesh vertex `p` becomes
@@ -133,12 +151,15 @@ pub fn parse_scene(text: &str, name: &Path, base_dir: &Path) -> Result<SceneFile
 
     let mut builder = SceneBuilder::new();
     let mut camera = None;
+    let mut names: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     for item in items {
         match item.what {
             What::Unknown(k) => {
                 return Err(cx.at(
                     &item.key_span,
-                    format!("unknown key `{k}` (expected camera, sphere, box, triangle, mesh, plane or generate)"),
+                    format!(
+                        "unknown key `{k}` (expected camera, sphere, box, triangle, mesh, plane, generate or instance)"
+                    ),
                 ));
             }
             What::NotArray(k) => {
@@ -147,7 +168,14 @@ pub fn parse_scene(text: &str, name: &Path, base_dir: &Path) -> Result<SceneFile
                 );
             }
             What::Camera => camera = Some(cx.camera(&item.value)?),
-            What::Entry(k) => cx.entry(k, &item.value, &mut builder, base_dir)?,
+            What::Entry(Kind::Instance) => cx.instance(&item.value, &mut builder, &names)?,
+            What::Entry(k) => {
+                let name = cx.name(k, &item.value, &names)?;
+                cx.entry(k, &item.value, &mut builder, base_dir)?;
+                if let Some(name) = name {
+                    names.insert(name, builder.geoms().len() as u32 - 1);
+                }
+            }
         }
     }
     let name = name.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.display().to_string());
@@ -163,11 +191,20 @@ enum Kind {
     Mesh,
     Plane,
     Generate,
+    Instance,
 }
 
 impl Kind {
-    const ALL: [Kind; 7] =
-        [Kind::Camera, Kind::Sphere, Kind::Box, Kind::Triangle, Kind::Mesh, Kind::Plane, Kind::Generate];
+    const ALL: [Kind; 8] = [
+        Kind::Camera,
+        Kind::Sphere,
+        Kind::Box,
+        Kind::Triangle,
+        Kind::Mesh,
+        Kind::Plane,
+        Kind::Generate,
+        Kind::Instance,
+    ];
     fn key(self) -> &'static str {
         match self {
             Kind::Camera => "camera",
@@ -177,6 +214,7 @@ impl Kind {
             Kind::Mesh => "mesh",
             Kind::Plane => "plane",
             Kind::Generate => "generate",
+            Kind::Instance => "instance",
         }
     }
     fn from_key(k: &str) -> Option<Kind> {
@@ -231,6 +269,8 @@ struct CameraEntry {
 struct SphereEntry {
     center: [f32; 3],
     radius: f32,
+    #[serde(default, rename = "name")]
+    _name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -238,17 +278,33 @@ struct SphereEntry {
 struct BoxEntry {
     min: [f32; 3],
     max: [f32; 3],
+    #[serde(default, rename = "name")]
+    _name: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TriangleEntry {
     vertices: [[f32; 3]; 3],
+    #[serde(default, rename = "name")]
+    _name: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InstanceEntry {
+    of: String,
+    scale: Option<Scale>,
+    rotate_deg: Option<[f32; 3]>,
+    translate: Option<[f32; 3]>,
+    matrix: Option<[[f32; 4]; 3]>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MeshEntry {
+    #[serde(default, rename = "name")]
+    _name: Option<String>,
     path: String,
     #[serde(default)]
     scale: Scale,
@@ -487,11 +543,94 @@ impl Cx<'_> {
                 }
                 g.add_to(b)
             }
-            Kind::Camera => unreachable!("the camera is not a geometry"),
+            Kind::Camera | Kind::Instance => unreachable!("the camera and instances are not geometries"),
         };
         added.map(|_| ()).map_err(|e| match e {
             SceneError::InvalidShape { what, .. } => self.at(&value.span(), format!("{}: {what}", kind.key())),
             e => e,
+        })
+    }
+
+    /// The `name` of an entry, if it has one: a non-empty string not used before.
+    fn name(
+        &self,
+        kind: Kind,
+        value: &Spanned<DeValue<'_>>,
+        names: &std::collections::HashMap<String, u32>,
+    ) -> Result<Option<String>, SceneError> {
+        let Some(v) = (match value.get_ref() {
+            DeValue::Table(t) => t.get("name"),
+            _ => None,
+        }) else {
+            return Ok(None);
+        };
+        if matches!(kind, Kind::Plane | Kind::Generate) {
+            return Err(self.at(&v.span(), format!("a `{}` entry cannot have a name (only geometries that can be instanced: sphere, box, triangle, mesh)", kind.key())));
+        }
+        let DeValue::String(n) = v.get_ref() else {
+            return Err(self.at(&v.span(), format!("{} `name` must be a string", kind.key())));
+        };
+        if n.is_empty() {
+            return Err(self.at(&v.span(), format!("{} `name` must not be empty", kind.key())));
+        }
+        if let Some(g) = names.get(n.as_ref()) {
+            return Err(self.at(&v.span(), format!("the name \"{n}\" is already used by geometry {g}")));
+        }
+        Ok(Some(n.to_string()))
+    }
+
+    /// An `[[instance]]` entry.
+    fn instance(
+        &self,
+        value: &Spanned<DeValue<'_>>,
+        b: &mut SceneBuilder,
+        names: &std::collections::HashMap<String, u32>,
+    ) -> Result<(), SceneError> {
+        let kind = Kind::Instance;
+        let e: InstanceEntry = self.decode(kind, kind.key(), value)?;
+        let Some(&geom) = names.get(&e.of) else {
+            let known = if names.is_empty() {
+                "none".to_string()
+            } else {
+                let mut k: Vec<&str> = names.keys().map(String::as_str).collect();
+                k.sort_unstable();
+                k.join(", ")
+            };
+            return Err(self.at(
+                &self.field(value, "of"),
+                format!("instance `of`: no geometry named \"{}\" earlier in the file (names: {known})", e.of),
+            ));
+        };
+        let m = match e.matrix {
+            Some(rows) => {
+                for key in ["scale", "rotate_deg", "translate"] {
+                    if matches!(value.get_ref(), DeValue::Table(t) if t.contains_key(key)) {
+                        return Err(self.at(
+                            &self.field(value, key),
+                            format!("instance: `{key}` and `matrix` cannot be combined"),
+                        ));
+                    }
+                }
+                self.finite(value, kind, "matrix", rows.as_flattened())?;
+                let col = |c: usize| Vec3::new(rows[0][c], rows[1][c], rows[2][c]);
+                glam::Affine3A::from_cols(col(0).into(), col(1).into(), col(2).into(), col(3).into())
+            }
+            None => {
+                let scale = e.scale.unwrap_or_default().0;
+                let rotate = e.rotate_deg.unwrap_or_default();
+                let translate = e.translate.unwrap_or_default();
+                self.finite(value, kind, "scale", &scale)?;
+                self.finite(value, kind, "rotate_deg", &rotate)?;
+                self.finite(value, kind, "translate", &translate)?;
+                let xf = MeshTransform { scale: scale.into(), rotate_deg: rotate.into(), translate: translate.into() };
+                glam::Affine3A::from_mat3_translation(xf.rotation() * Mat3::from_diagonal(xf.scale), xf.translate)
+            }
+        };
+        b.add_instance(geom, m).map(|_| ()).map_err(|err| match err {
+            SceneError::InvalidInstance { what, .. } => {
+                self.at(&value.span(), format!("instance of \"{}\": {what}", e.of))
+            }
+            err => err,
         })
     }
 
