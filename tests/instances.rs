@@ -601,6 +601,7 @@ fn a_scene_of_instances_only_answers_every_query() {
     }
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn scene_files_name_geometries_and_place_them() {
     use lanecast::scene::file::parse_scene;

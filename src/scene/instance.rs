@@ -66,7 +66,7 @@ pub fn check_transform(kind: GeomKind, m: &Affine3A) -> Result<(), String> {
     let len = c.map(Vec3::length);
     let det = m.matrix3.determinant();
     let volume = len[0] * len[1] * len[2];
-    if !(volume.is_finite() && volume > 0.0 && det.abs() >= 1e-9 * volume) || !m.inverse().is_finite() {
+    if !(volume.is_finite() && volume > 0.0 && det.abs() >= 1e-9 * volume && m.inverse().is_finite()) {
         return Err(format!("the transform is singular or nearly so (determinant {det}): {m:?}"));
     }
     match kind {
