@@ -335,7 +335,7 @@ impl Scene {
     /// Hits of the valid `ray` in the chosen kinds of the instances it enters.
     fn count_instances(&self, ray: &Ray, backend: Backend, kinds: Kinds) -> u32 {
         let mut n = 0u32;
-        self.inst.every(ray, |_, _, _, proto, local| {
+        self.inst.every(ray, backend, |_, _, _, proto, local| {
             let mut k = 0u32;
             proto.walk_all(local, backend, kinds, &mut k);
             n += k;

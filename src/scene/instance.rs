@@ -23,11 +23,14 @@
 
 use super::kind::{KindBvh, Traceable};
 use super::{Backend, GeomKind, Scene, SceneError};
-use crate::bvh::traverse::{self, AnyHit, Closest, LeafAction, PointLeafAction, SweepLeafAction, TraversalStack};
-use crate::bvh::{BuildOptions, BvhError};
+use crate::bvh::traverse::{
+    self, AnyHit, Closest, LeafAction, PointLeafAction, SweepLeafAction, TraversalRay, TraversalStack,
+};
+use crate::bvh::{BuildOptions, BvhError, Node4, Node8};
 use crate::error::LimitError;
 use crate::hit::{Hit, HitKind};
 use crate::kernel::closest_point as cp;
+use crate::lanes::{F32x4, F32x8};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{ALL_BITS, Ray};
 use glam::{Affine3A, Mat3A, Vec3};
@@ -122,7 +125,9 @@ pub(crate) struct Placed {
 }
 
 impl Placed {
-    fn new(info: Instance, proto: usize, local: &Aabb) -> Self {
+    /// `cut`: boxes of the placed geometry that hold every point a query can report
+    /// ([`Scene::local_cut`]).
+    fn new(info: Instance, proto: usize, cut: &[Aabb]) -> Self {
         let m = info.transform;
         let to_local = m.inverse();
         let inv = to_local.matrix3;
@@ -138,8 +143,15 @@ impl Placed {
             scale,
             bounds: Aabb::EMPTY,
         };
-        p.bounds = p.world_box(local);
+        p.bounds = p.world_bounds(cut);
         p
+    }
+
+    /// The world box of the union of `cut`: each box carried over on its own, so a turned
+    /// instance's box stays close to its geometry (a box of the whole geometry, turned, can
+    /// be up to 2.8 times as large).
+    fn world_bounds(&self, cut: &[Aabb]) -> Aabb {
+        cut.iter().fold(Aabb::EMPTY, |w, b| w.union(&self.world_box(b)))
     }
 
     /// The world box of a local box: its eight corners carried over, widened by 2⁻¹⁶ of its
@@ -230,11 +242,12 @@ impl Default for Instances {
 impl Instances {
     /// The instances `list` of the prototypes `protos` (in that order), with the top tree.
     pub(crate) fn new(list: &[Instance], protos: Vec<(u32, Scene)>, opts: &BuildOptions) -> Result<Self, SceneError> {
+        let cuts: Vec<Vec<Aabb>> = protos.iter().map(|(_, s)| s.local_cut()).collect();
         let placed = list
             .iter()
             .map(|i| {
                 let k = protos.iter().position(|(g, _)| *g == i.geom).expect("every placed geometry has a prototype");
-                Placed::new(*i, k, &protos[k].1.local_box())
+                Placed::new(*i, k, &cuts[k])
             })
             .collect();
         let mut s = Self { placed, protos, top: KindBvh::default(), bounds: Aabb::EMPTY };
@@ -258,8 +271,11 @@ impl Instances {
             .map(|(i, p)| (p.bounds, [i as u32, 0]))
             .unzip();
         self.bounds = boxes.iter().fold(Aabb::EMPTY, |a, b| a.union(b));
+        // One instance per leaf: a leaf's box is then its instance's box, so a ray enters only
+        // the instances whose own box it enters.
+        let opts = BuildOptions { max_leaf: 1, ..*opts };
         self.top =
-            KindBvh::build(boxes, ids, opts).map_err(|source| SceneError::Limit { what: "instances", source })?;
+            KindBvh::build(boxes, ids, &opts).map_err(|source| SceneError::Limit { what: "instances", source })?;
         Ok(())
     }
 
@@ -270,9 +286,9 @@ impl Instances {
 
     /// Recomputes the world boxes of the instances of prototype `k` and the top tree.
     pub(crate) fn refresh_proto(&mut self, k: usize, opts: &BuildOptions) -> Result<(), SceneError> {
-        let local = self.protos[k].1.local_box();
+        let cut = self.protos[k].1.local_cut();
         for p in self.placed.iter_mut().filter(|p| p.proto == k) {
-            p.bounds = p.world_box(&local);
+            p.bounds = p.world_bounds(&cut);
         }
         self.rebuild_top(opts)
     }
@@ -285,7 +301,7 @@ impl Instances {
         let proto = &self.protos[k].1;
         check_transform(proto.geoms()[0].kind, &m).map_err(|w| bad_instance(inst, w))?;
         let info = Instance { transform: m, ..p.info };
-        self.placed[inst as usize] = Placed::new(info, k, &proto.local_box());
+        self.placed[inst as usize] = Placed::new(info, k, &proto.local_cut());
         self.rebuild_top(opts)
     }
 
@@ -312,6 +328,19 @@ pub(crate) fn next_instance_id(count: usize) -> Result<u32, SceneError> {
     Ok(count as u32)
 }
 
+/// The slab test of `ray` (with `inv` its direction's reciprocal) against `b` in `[t_min,
+/// t_max]`. An axis whose distances are NaN (`0 · inf`: the ray lies in a face plane) is
+/// dropped by `min` / `max`, which keeps the box; instance boxes are padded for rounding.
+#[inline]
+fn enters(ray: &Ray, inv: Vec3, t_max: f32, b: &Aabb) -> bool {
+    let t1 = (b.min - ray.origin) * inv;
+    let t2 = (b.max - ray.origin) * inv;
+    let (near, far) = (t1.min(t2), t1.max(t2));
+    let tn = near.x.max(near.y).max(near.z).max(ray.t_min);
+    let tf = far.x.min(far.y).min(far.z).min(t_max);
+    tn <= tf
+}
+
 /// `a` beats `b`: a smaller key, or an equal key and smaller `(geom, prim, inst)`.
 #[inline]
 fn beats(key: f32, ids: (u32, u32, u32), best: Option<(f32, (u32, u32, u32))>) -> bool {
@@ -329,6 +358,7 @@ fn hit_ids(h: &Hit) -> (u32, u32, u32) {
 struct ClosestLeaf<'a> {
     inst: &'a Instances,
     ray: &'a Ray,
+    inv: Vec3,
     backend: Backend,
     best: Option<Hit>,
 }
@@ -339,11 +369,7 @@ impl LeafAction for ClosestLeaf<'_> {
     }
     fn leaf(&mut self, first: u32, count: u32) -> bool {
         for k in first..first + count {
-            let i = self.inst.top.ids[k as usize][0];
-            let p = &self.inst.placed[i as usize];
-            if p.info.mask & self.ray.mask == 0 {
-                continue;
-            }
+            let Some((i, p)) = self.inst.entered(k, count, self.ray, self.inv, self.t_max()) else { continue };
             let (geom, proto) = &self.inst.protos[p.proto];
             let local = p.local_ray(self.ray, self.t_max());
             if let Some(h) = proto.intersect_with(&local, self.backend) {
@@ -361,6 +387,7 @@ impl LeafAction for ClosestLeaf<'_> {
 struct AnyLeaf<'a> {
     inst: &'a Instances,
     ray: &'a Ray,
+    inv: Vec3,
     backend: Backend,
 }
 
@@ -370,10 +397,9 @@ impl LeafAction for AnyLeaf<'_> {
     }
     fn leaf(&mut self, first: u32, count: u32) -> bool {
         (first..first + count).any(|k| {
-            let i = self.inst.top.ids[k as usize][0];
-            let p = &self.inst.placed[i as usize];
-            p.info.mask & self.ray.mask != 0
-                && self.inst.protos[p.proto].1.occluded_with(&p.local_ray(self.ray, self.ray.t_max), self.backend)
+            self.inst.entered(k, count, self.ray, self.inv, self.ray.t_max).is_some_and(|(_, p)| {
+                self.inst.protos[p.proto].1.occluded_with(&p.local_ray(self.ray, self.ray.t_max), self.backend)
+            })
         })
     }
 }
@@ -383,6 +409,7 @@ impl LeafAction for AnyLeaf<'_> {
 struct EveryLeaf<'a, F: FnMut(u32, &Placed, u32, &Scene, &Ray)> {
     inst: &'a Instances,
     ray: &'a Ray,
+    inv: Vec3,
     each: F,
 }
 
@@ -392,9 +419,7 @@ impl<F: FnMut(u32, &Placed, u32, &Scene, &Ray)> LeafAction for EveryLeaf<'_, F> 
     }
     fn leaf(&mut self, first: u32, count: u32) -> bool {
         for k in first..first + count {
-            let i = self.inst.top.ids[k as usize][0];
-            let p = &self.inst.placed[i as usize];
-            if p.info.mask & self.ray.mask != 0 {
+            if let Some((i, p)) = self.inst.entered(k, count, self.ray, self.inv, self.ray.t_max) {
                 let (geom, proto) = &self.inst.protos[p.proto];
                 (self.each)(i, p, *geom, proto, &p.local_ray(self.ray, self.ray.t_max));
             }
@@ -404,14 +429,48 @@ impl<F: FnMut(u32, &Placed, u32, &Scene, &Ray)> LeafAction for EveryLeaf<'_, F> 
 }
 
 impl Instances {
+    /// Walks the top-level tree for `ray` (valid) in `M`'s order: the binary tree for
+    /// [`Backend::Scalar`], the backend's wide tree otherwise. Returns whether the action
+    /// ended the walk.
+    fn walk_top<M: traverse::Mode>(&self, ray: &Ray, backend: Backend, action: &mut impl LeafAction) -> bool {
+        let mut stack = TraversalStack::new();
+        match backend.resolve() {
+            Backend::Scalar => traverse::ray_binary::<M>(&self.top.bvh2, ray, action, &mut stack),
+            Backend::X4 => traverse::ray_wide::<M, F32x4, Node4>(
+                &self.top.bvh4,
+                &TraversalRay::<F32x4>::new(ray),
+                action,
+                &mut stack,
+            ),
+            _ => traverse::ray_wide::<M, F32x8, Node8>(
+                &self.top.bvh8,
+                &TraversalRay::<F32x8>::new(ray),
+                action,
+                &mut stack,
+            ),
+        }
+    }
+
+    /// Instance `k` of the top tree's leaf order, if `ray` (with interval end `t_max`) may see
+    /// it: its mask admits the ray, and the ray enters its box (tested only in leaves of more
+    /// than one instance, which the wide trees can have; a leaf's box is its instance's box
+    /// otherwise).
+    #[inline]
+    fn entered(&self, k: u32, count: u32, ray: &Ray, inv: Vec3, t_max: f32) -> Option<(u32, &Placed)> {
+        let i = self.top.ids[k as usize][0];
+        let p = &self.placed[i as usize];
+        let seen = p.info.mask & ray.mask != 0 && (count == 1 || enters(ray, inv, t_max, &p.bounds));
+        seen.then_some((i, p))
+    }
+
     /// The closest hit through the instances, if it beats `found` (ties by `(geom, prim,
     /// inst)`).
     pub(crate) fn closest(&self, ray: &Ray, backend: Backend, found: Option<Hit>) -> Option<Hit> {
         if self.top.is_empty() || !ray.is_valid() {
             return found;
         }
-        let mut leaf = ClosestLeaf { inst: self, ray, backend, best: found };
-        traverse::ray_binary::<Closest>(&self.top.bvh2, ray, &mut leaf, &mut TraversalStack::new());
+        let mut leaf = ClosestLeaf { inst: self, ray, inv: ray.dir.recip(), backend, best: found };
+        self.walk_top::<Closest>(ray, backend, &mut leaf);
         leaf.best
     }
 
@@ -442,22 +501,22 @@ impl Instances {
         if self.top.is_empty() || !ray.is_valid() {
             return false;
         }
-        let mut leaf = AnyLeaf { inst: self, ray, backend };
-        traverse::ray_binary::<AnyHit>(&self.top.bvh2, ray, &mut leaf, &mut TraversalStack::new())
+        let mut leaf = AnyLeaf { inst: self, ray, inv: ray.dir.recip(), backend };
+        self.walk_top::<AnyHit>(ray, backend, &mut leaf)
     }
 
     /// Calls `each` for every instance the valid `ray` enters.
-    pub(crate) fn every(&self, ray: &Ray, each: impl FnMut(u32, &Placed, u32, &Scene, &Ray)) {
+    pub(crate) fn every(&self, ray: &Ray, backend: Backend, each: impl FnMut(u32, &Placed, u32, &Scene, &Ray)) {
         if self.top.is_empty() || !ray.is_valid() {
             return;
         }
-        let mut leaf = EveryLeaf { inst: self, ray, each };
-        traverse::ray_binary::<Closest>(&self.top.bvh2, ray, &mut leaf, &mut TraversalStack::new());
+        let mut leaf = EveryLeaf { inst: self, ray, inv: ray.dir.recip(), each };
+        self.walk_top::<Closest>(ray, backend, &mut leaf);
     }
 
     /// Appends every hit of `ray` through the instances to `out` (unsorted).
     pub(crate) fn all(&self, ray: &Ray, backend: Backend, out: &mut Vec<Hit>) {
-        self.every(ray, |i, p, geom, proto, local| {
+        self.every(ray, backend, |i, p, geom, proto, local| {
             out.extend(proto.intersect_all_with(local, backend).into_iter().map(|h| p.world_hit(h, geom, i)));
         });
     }
@@ -688,6 +747,29 @@ impl Scene {
     pub(crate) fn local_box(&self) -> Aabb {
         let root = |n: &[crate::bvh::Node2]| n.first().map_or(Aabb::EMPTY, |n| n.aabb());
         root(&self.tris.bvh2).union(&root(&self.spheres.bvh2)).union(&root(&self.boxes.bvh2))
+    }
+
+    /// The boxes of this scene's binary trees three levels below their roots (or leaves
+    /// above that): up to 24 boxes that hold every point a query can report, tighter than
+    /// [`Scene::local_box`] under a rotation.
+    pub(crate) fn local_cut(&self) -> Vec<Aabb> {
+        fn cut(nodes: &[crate::bvh::Node2], out: &mut Vec<Aabb>) {
+            let mut stack = if nodes.is_empty() { vec![] } else { vec![(0usize, 0u32)] };
+            while let Some((i, d)) = stack.pop() {
+                let n = &nodes[i];
+                if n.is_leaf() || d == 3 {
+                    out.push(n.aabb());
+                } else {
+                    stack.push((n.index as usize, d + 1));
+                    stack.push((n.index as usize + 1, d + 1));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        cut(&self.tris.bvh2, &mut out);
+        cut(&self.spheres.bvh2, &mut out);
+        cut(&self.boxes.bvh2, &mut out);
+        out
     }
 
     /// The scene's instances, in id order.

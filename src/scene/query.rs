@@ -280,11 +280,26 @@ impl Scene {
     /// Closest hit with the given backend.
     #[inline]
     pub fn intersect_with(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
+        if !self.inst.is_empty() {
+            return self.intersect_instanced(ray, backend);
+        }
         let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
-        let h = self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |r, b| {
+        self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |r, b| {
             self.finish(r, b)
-        });
-        if self.inst.is_empty() { h } else { self.inst.closest(ray, backend, h) }
+        })
+    }
+
+    /// True when the scene has primitives or planes of its own (besides its instances).
+    fn has_own(&self) -> bool {
+        !(self.tris.is_empty() && self.spheres.is_empty() && self.boxes.is_empty() && self.planes.is_empty())
+    }
+
+    /// [`Scene::intersect_with`] of a scene with instances: its own primitives (when it has
+    /// any), then the instances.
+    #[inline(never)]
+    fn intersect_instanced(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
+        let own = if self.has_own() { self.finish(ray, &self.trace::<Closest>(ray, backend)) } else { None };
+        self.inst.closest(ray, backend, own)
     }
 
     /// True if anything is hit with `t_min <= t <= t_max` (default backend).
@@ -295,9 +310,17 @@ impl Scene {
     /// Any-hit query with the given backend (stops at the first hit found).
     #[inline]
     pub fn occluded_with(&self, ray: &Ray, backend: Backend) -> bool {
+        if !self.inst.is_empty() {
+            return self.occluded_instanced(ray, backend);
+        }
         let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
         self.trace_by_value::<AnyHit, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |_, b| b.found())
-            || (!self.inst.is_empty() && self.inst.any(ray, backend))
+    }
+
+    /// [`Scene::occluded_with`] of a scene with instances.
+    #[inline(never)]
+    fn occluded_instanced(&self, ray: &Ray, backend: Backend) -> bool {
+        (self.has_own() && self.trace::<AnyHit>(ray, backend).found()) || self.inst.any(ray, backend)
     }
 
     /// The traversal behind the single-ray queries, out of line, with `answer` made from its
