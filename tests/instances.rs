@@ -505,18 +505,44 @@ fn masks_of_instances_are_tested_per_lane() {
 
 #[test]
 fn set_transform_and_updates_of_placed_geometries_equal_a_fresh_build() {
+    /// Every query of `scene` equals the same query on a fresh build of `w`.
+    fn same_as_fresh(scene: &Scene, w: &World, rng: &mut Rng, what: &str) {
+        scene.validate().unwrap();
+        let (fresh, _) = build_instanced(w);
+        // The instances' world boxes come from the placed geometry's tree, which a refit keeps
+        // in its old shape (so they may differ from a fresh build's): both hold the moved scene.
+        let exact = build_flat(w).0.bounds();
+        for b in [scene.bounds(), fresh.bounds()] {
+            assert!(b.min.cmple(exact.min).all() && b.max.cmpge(exact.max).all(), "{what}: {b:?} holds {exact:?}");
+        }
+        for _ in 0..300 {
+            let ray = random_ray(rng);
+            for b in BACKENDS {
+                assert_eq!(scene.intersect_with(&ray, b), fresh.intersect_with(&ray, b), "{what} {b:?}");
+                assert_eq!(scene.occluded_with(&ray, b), fresh.occluded_with(&ray, b), "{what} {b:?}");
+                assert_eq!(scene.intersect_all_with(&ray, b), fresh.intersect_all_with(&ray, b), "{what}");
+                assert_eq!(scene.count_intersections_with(&ray, b), fresh.count_intersections_with(&ray, b));
+            }
+            let p = rng.vec3(-12.0, 12.0);
+            assert_eq!(scene.contains(p), fresh.contains(p), "{what}");
+            assert_eq!(scene.closest_point(p), fresh.closest_point(p), "{what}");
+            let s = SphereSweep::new(p, 0.3, rng.vec3(-10.0, 10.0));
+            assert_eq!(scene.sweep_with(&s, Backend::Auto), fresh.sweep_with(&s, Backend::Auto), "{what}");
+        }
+    }
     let mut rng = Rng::new(0x3131);
     let mut w = random_world(&mut rng, 16, true);
     let (mut scene, first) = build_instanced(&w);
     for step in 0..4 {
-        // Move a few instances.
+        // Move a few instances (far, so that a stale top-level tree would miss them).
         for i in (step..16).step_by(5) {
             let k = w.instances[i].0;
             let m = random_transform(&mut rng, k, i + step);
             scene.set_transform(i as u32, m).unwrap();
             w.instances[i].1 = m;
         }
-        // Move the placed mesh.
+        same_as_fresh(&scene, &w, &mut rng, &format!("step {step}, after set_transform"));
+        // Move the placed mesh and spheres.
         for t in &mut w.proto_mesh {
             for v in &mut t.v {
                 *v += rng.vec3(-0.1, 0.1);
@@ -527,31 +553,10 @@ fn set_transform_and_updates_of_placed_geometries_equal_a_fresh_build() {
             w.proto_spheres.iter().map(|s| Sphere::new(s.center + rng.vec3(-0.2, 0.2), s.radius)).collect();
         scene.update_spheres(first + 2, &spheres).unwrap();
         w.proto_spheres = spheres;
-        scene.validate().unwrap();
-        let (fresh, _) = build_instanced(&w);
-        // The instances' world boxes come from the placed geometry's tree, which a refit keeps
-        // in its old shape (so they may differ from a fresh build's): both hold the moved scene.
-        let exact = build_flat(&w).0.bounds();
-        for b in [scene.bounds(), fresh.bounds()] {
-            assert!(b.min.cmple(exact.min).all() && b.max.cmpge(exact.max).all(), "{b:?} holds {exact:?}");
-        }
-        for _ in 0..500 {
-            let ray = random_ray(&mut rng);
-            for b in BACKENDS {
-                assert_eq!(scene.intersect_with(&ray, b), fresh.intersect_with(&ray, b), "step {step} {b:?}");
-                assert_eq!(scene.occluded_with(&ray, b), fresh.occluded_with(&ray, b));
-                assert_eq!(scene.intersect_all_with(&ray, b), fresh.intersect_all_with(&ray, b));
-                assert_eq!(scene.count_intersections_with(&ray, b), fresh.count_intersections_with(&ray, b));
-            }
-            let p = rng.vec3(-12.0, 12.0);
-            assert_eq!(scene.contains(p), fresh.contains(p));
-            assert_eq!(scene.closest_point(p), fresh.closest_point(p));
-            let s = SphereSweep::new(p, 0.3, rng.vec3(-10.0, 10.0));
-            assert_eq!(scene.sweep_with(&s, Backend::Auto), fresh.sweep_with(&s, Backend::Auto));
-        }
+        same_as_fresh(&scene, &w, &mut rng, &format!("step {step}, after updates"));
     }
     scene.rebuild().unwrap();
-    scene.validate().unwrap();
+    same_as_fresh(&scene, &w, &mut rng, "after rebuild");
 }
 
 #[test]
