@@ -3,7 +3,16 @@
 //! ```text
 //! cargo bench -p lanecast-peers --bench peers
 //! cargo bench -p lanecast-peers --bench peers -- peers_bunny     # one scene
+//! benches/peers/with-embree.sh                                   # with Embree 4 (feature `embree`)
 //! ```
+//!
+//! With the feature `embree` (Embree 4 loaded from `LANECAST_EMBREE_LIB`, see
+//! `with-embree.sh`), Embree joins every group: `rtcIntersect1` / `rtcOccluded1` in the
+//! single-ray groups; groups `peers_<scene>_<set>_packet8` time 8-ray packets (lanecast
+//! `intersect_packet` / `occluded_packet` with `Backend::X8`, the set's rays taken 8 at a time in
+//! order; Embree `rtcIntersect8` / `rtcOccluded8` on the same rays); and the build groups time
+//! Embree's build (`rtcCommitScene` at the default medium quality, device `threads=1` and
+//! `threads=2`) beside lanecast's at 1 and 2 rayon threads.
 //!
 //! Same scenes and ray sets as lanecast's `traversal` bench: `scenes/bunny.ply` and
 //! `scenes/sponza.ply` with the meshes README's cameras; `primary` (1024×1024 from
@@ -32,7 +41,11 @@
 
 use criterion::{Bencher, Criterion, SamplingMode, Throughput};
 use lanecast::camera::Camera;
+use lanecast::scene::PacketScratch;
+use lanecast::{F32x8, HitPacket, Mask};
 use lanecast::{RaySoa, workload};
+#[cfg(feature = "embree")]
+use lanecast_peers::Embree;
 use lanecast_peers::{BvhCrate, Lanecast, Mesh, Obvhs, Parry, Peer, TriTest};
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -50,7 +63,10 @@ const MIN_AGREEMENT: f64 = 0.999;
 /// Relative tolerance of the `t` comparison.
 const T_TOL: f32 = 1e-4;
 
-const LIBS: [&str; 4] = ["lanecast", "obvhs", "parry3d", "bvh"];
+#[cfg(not(feature = "embree"))]
+const LIBS: &[&str] = &["lanecast", "obvhs", "parry3d", "bvh"];
+#[cfg(feature = "embree")]
+const LIBS: &[&str] = &["lanecast", "obvhs", "parry3d", "bvh", "embree"];
 const SETS: [&str; 3] = ["primary", "incoherent", "los"];
 
 #[path = "../../support/mod.rs"]
@@ -95,6 +111,40 @@ fn occluded<P: Peer>(p: &P, rays: &RaySoa) -> usize {
 
 fn run<P: Peer>(p: &P, set: &str, rays: &RaySoa) -> usize {
     if set == "los" { occluded(p, rays) } else { closest_hits(p, rays) }
+}
+
+/// lanecast's 8-ray packets over the set (hits, or occluded rays for `los`).
+fn lanecast_packets(lc: &Lanecast, set: &str, rays: &RaySoa, scratch: &mut PacketScratch) -> usize {
+    let rays = black_box(rays);
+    let mut n = 0;
+    let mut out = HitPacket::<F32x8>::default();
+    for i in (0..rays.len()).step_by(8) {
+        let p = rays.packet::<F32x8>(i);
+        n += if set == "los" {
+            lc.scene.occluded_packet_with(&p, scratch, lanecast::Backend::X8).bitmask().count_ones()
+        } else {
+            lc.scene.intersect_packet_with(&p, &mut out, scratch, lanecast::Backend::X8);
+            out.hit_mask().bitmask().count_ones()
+        } as usize;
+    }
+    n
+}
+
+/// Embree's 8-ray packets over the same rays.
+#[cfg(feature = "embree")]
+fn embree_packets(em: &Embree, set: &str, rays: &RaySoa) -> usize {
+    let rays = black_box(rays);
+    let mut n = 0;
+    for i in (0..rays.len()).step_by(8) {
+        let r: [lanecast::Ray; 8] = std::array::from_fn(|k| rays.ray((i + k).min(rays.len() - 1)));
+        let k = (rays.len() - i).min(8);
+        n += if set == "los" {
+            em.occluded8(&r[..k]).count_ones() as usize
+        } else {
+            em.closest8(&r[..k]).iter().filter(|t| t.is_finite()).count()
+        };
+    }
+    n
 }
 
 /// One library's answers to a set: `t` of the closest hit (`+inf` on a miss) or, for `los`,
@@ -163,6 +213,8 @@ fn bench_scene(
     let pa = Parry::build(pv.clone(), pi.clone());
     let bvh_shapes = BvhCrate::shapes(&mesh);
     let mut bc = BvhCrate::build(bvh_shapes.clone(), TriTest::default());
+    #[cfg(feature = "embree")]
+    let em = Embree::build(&mesh, 1).unwrap_or_else(|e| panic!("Embree: {e}"));
 
     let n = (SIDE * SIDE) as usize;
     let bounds = lc.scene.bounds();
@@ -205,6 +257,16 @@ fn bench_scene(
         note("obvhs", peer_answers(&ob, set, rays));
         note("parry3d", peer_answers(&pa, set, rays));
         note("bvh", peer_answers(&bc, set, rays));
+        #[cfg(feature = "embree")]
+        {
+            note("embree", peer_answers(&em, set, rays));
+            // Packets must answer as the single rays do.
+            let mut scratch = PacketScratch::default();
+            assert_eq!(lanecast_packets(&lc, set, rays, &mut scratch), run(&lc, set, rays), "lanecast packets");
+            let single = run(&em, set, rays);
+            let packets = embree_packets(&em, set, rays);
+            eprintln!("  embree packet8 hits {packets}, single {single}");
+        }
         // For reference only (not timed by criterion).
         bc.test = TriTest::Crate;
         note("bvh (crate triangle test)", peer_answers(&bc, set, rays));
@@ -222,7 +284,21 @@ fn bench_scene(
         g.bench_function("obvhs", |b| timed(b, &gname, "obvhs", || run(&ob, set, rays)));
         g.bench_function("parry3d", |b| timed(b, &gname, "parry3d", || run(&pa, set, rays)));
         g.bench_function("bvh", |b| timed(b, &gname, "bvh", || run(&bc, set, rays)));
+        #[cfg(feature = "embree")]
+        g.bench_function("embree", |b| timed(b, &gname, "embree", || run(&em, set, rays)));
         g.finish();
+        #[cfg(feature = "embree")]
+        {
+            let gname = format!("peers_{name}_{set}_packet8");
+            let mut g = c.benchmark_group(&gname);
+            g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(rays.len() as u64));
+            let mut scratch = PacketScratch::default();
+            g.bench_function("lanecast", |b| {
+                timed(b, &gname, "lanecast", || lanecast_packets(&lc, set, rays, &mut scratch))
+            });
+            g.bench_function("embree", |b| timed(b, &gname, "embree", || embree_packets(&em, set, rays)));
+            g.finish();
+        }
     }
     drop(sets);
 
@@ -240,6 +316,18 @@ fn bench_scene(
     g.bench_function("bvh", |b| {
         timed_build(b, &gname, "bvh", || bvh_shapes.clone(), |s| BvhCrate::build(s, TriTest::default()))
     });
+    #[cfg(feature = "embree")]
+    {
+        g.bench_function("embree", |b| timed_build(b, &gname, "embree", || (), |_| em.commit(&mesh).expect("builds")));
+        let pool2 = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a two-thread pool");
+        g.bench_function("lanecast_2t", |b| {
+            timed_build(b, &gname, "lanecast_2t", || lb.clone(), |x| pool2.install(|| x.build().unwrap()))
+        });
+        let em2 = Embree::build(&mesh, 2).unwrap_or_else(|e| panic!("Embree: {e}"));
+        g.bench_function("embree_2t", |b| {
+            timed_build(b, &gname, "embree_2t", || (), |_| em2.commit(&mesh).expect("builds"))
+        });
+    }
     g.finish();
     mesh.len()
 }
@@ -248,10 +336,14 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check]) {
     let mut out = String::new();
     let n = (SIDE * SIDE) as f64;
     out.push_str("## Traversal, 1 thread, Mrays/s (median of samples; 2^20 rays per set)\n\n");
-    out.push_str(
-        "| scene | set | lanecast | obvhs | parry3d | bvh | lanecast/obvhs | lanecast/parry3d | lanecast/bvh |\n",
-    );
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    let _ = write!(out, "| scene | set |");
+    for lib in LIBS {
+        let _ = write!(out, " {lib} |");
+    }
+    for lib in &LIBS[1..] {
+        let _ = write!(out, " lanecast/{lib} |");
+    }
+    let _ = writeln!(out, "\n|---|---|{}", "---:|".repeat(2 * LIBS.len() - 1));
     for (scene, _) in scenes {
         for set in SETS {
             let g = format!("peers_{scene}_{set}");
@@ -273,13 +365,38 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check]) {
             out.push('\n');
         }
     }
+    #[cfg(feature = "embree")]
+    {
+        out.push_str("\n## 8-ray packets, 1 thread, Mrays/s (lanecast intersect_packet / occluded_packet X8; Embree rtcIntersect8 / rtcOccluded8)\n\n");
+        out.push_str(
+            "| scene | set | lanecast packet8 | embree packet8 | lanecast/embree |\n|---|---|---:|---:|---:|\n",
+        );
+        for (scene, _) in scenes {
+            for set in SETS {
+                let g = format!("peers_{scene}_{set}_packet8");
+                if let (Some(a), Some(b)) = (median(&g, "lanecast"), median(&g, "embree")) {
+                    let _ =
+                        writeln!(out, "| {scene} | {set} | {:.2} | {:.2} | {:.2}× |", n / a / 1e6, n / b / 1e6, b / a);
+                }
+            }
+        }
+        out.push_str("\n## Build with Embree, ms (median of samples)\n\n");
+        out.push_str("| scene | lanecast 1 thread | embree 1 thread | lanecast/embree | lanecast 2 threads | embree 2 threads | lanecast/embree |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        for (scene, _) in scenes {
+            let g = format!("peers_build_{scene}");
+            let m = |f: &str| median(&g, f).map_or(f64::NAN, |s| s * 1e3);
+            let (l1, e1, l2, e2) = (m("lanecast"), m("embree"), m("lanecast_2t"), m("embree_2t"));
+            let _ =
+                writeln!(out, "| {scene} | {l1:.1} | {e1:.1} | {:.2} | {l2:.1} | {e2:.1} | {:.2} |", l1 / e1, l2 / e2);
+        }
+    }
     out.push_str("\n## Build, 1 thread, ms (median of samples)\n\n");
     out.push_str("| scene | triangles | lanecast (medium) | obvhs (medium_build) | parry3d (TriMesh::new) | bvh (Bvh::build) |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|\n");
     for (scene, tris) in scenes {
         let g = format!("peers_build_{scene}");
         let _ = write!(out, "| {scene} | {tris} |");
-        for lib in LIBS {
+        for lib in &LIBS[..4] {
             let _ = write!(out, " {} |", median(&g, lib).map_or("–".into(), |s| format!("{:.1}", s * 1e3)));
         }
         out.push('\n');

@@ -35,10 +35,21 @@
 //!   lost), so the triangle test is chosen by [`TriTest`]: a two-sided Möller–Trumbore
 //!   (`det != 0`, the default) or the crate's test run on both windings.
 //!
+//! * [`Embree`] (feature `embree`): Embree 4 loaded at run time from `LANECAST_EMBREE_LIB`
+//!   (the `embreex` wheel's `libembree4`; `benches/peers/with-embree.sh` sets it up), one
+//!   triangle geometry, default (medium) build quality; `rtcIntersect1` / `rtcOccluded1`, and
+//!   `rtcIntersect8` / `rtcOccluded8` for packets. Its triangle test is Embree's watertight
+//!   one, two-sided.
+//!
 //! All queries run on the calling thread. Builds too: obvhs is built without its `parallel`
 //! feature, `bvh::Bvh::build` is the crate's sequential build (`build_par` is the rayon one),
 //! parry builds sequentially; lanecast's builder uses rayon, so the bench builds it in a
 //! one-thread pool.
+
+#[cfg(feature = "embree")]
+mod embree;
+#[cfg(feature = "embree")]
+pub use embree::{Built, Embree};
 
 use glam::{Vec3, Vec3A};
 use lanecast::scene::mesh_io::load_mesh;

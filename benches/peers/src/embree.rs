@@ -1,0 +1,328 @@
+//! Embree 4 as a peer (feature `embree`): a triangle mesh in an `RTCScene` at the default
+//! (medium) build quality, queried with `rtcIntersect1` / `rtcOccluded1` and the 8-ray
+//! packets `rtcIntersect8` / `rtcOccluded8`.
+//!
+//! The library is loaded at run time from the path in `LANECAST_EMBREE_LIB` (the
+//! `libembree4.so.4` of the `embreex` wheel, which ships it with its TBB;
+//! `benches/peers/with-embree.sh` installs the wheel and sets the variable), so nothing is
+//! needed to build the crate, and the ordinary test run never touches Embree. The structures
+//! follow `include/embree4/rtcore_ray.h` of Embree 4; the hit records are allocated with room
+//! for the `instPrimID` fields that a library built with `RTC_GEOMETRY_INSTANCE_ARRAY` appends
+//! (they come last, so the layout before them is the same either way).
+
+use crate::{Mesh, Peer};
+use lanecast::Ray;
+use std::ffi::{CString, c_char, c_int, c_uint, c_void};
+
+type Device = *mut c_void;
+type Scene = *mut c_void;
+type Geometry = *mut c_void;
+
+const GEOMETRY_TYPE_TRIANGLE: c_int = 0;
+const BUFFER_TYPE_INDEX: c_int = 0;
+const BUFFER_TYPE_VERTEX: c_int = 1;
+const FORMAT_UINT3: c_int = 0x5003;
+const FORMAT_FLOAT3: c_int = 0x9003;
+const INVALID_ID: c_uint = u32::MAX;
+
+/// `RTCRay`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Default)]
+struct RtcRay {
+    org: [f32; 3],
+    tnear: f32,
+    dir: [f32; 3],
+    time: f32,
+    tfar: f32,
+    mask: c_uint,
+    id: c_uint,
+    flags: c_uint,
+}
+
+/// `RTCHit` with one instance level, and room for `instPrimID`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Default)]
+struct RtcHit {
+    ng: [f32; 3],
+    u: f32,
+    v: f32,
+    prim_id: c_uint,
+    geom_id: c_uint,
+    inst_id: [c_uint; 1],
+    inst_prim_id: [c_uint; 1],
+}
+
+/// `RTCRayHit`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Default)]
+struct RtcRayHit {
+    ray: RtcRay,
+    hit: RtcHit,
+}
+
+/// `RTCRay8`.
+#[repr(C, align(32))]
+#[derive(Clone, Copy, Default)]
+struct RtcRay8 {
+    org_x: [f32; 8],
+    org_y: [f32; 8],
+    org_z: [f32; 8],
+    tnear: [f32; 8],
+    dir_x: [f32; 8],
+    dir_y: [f32; 8],
+    dir_z: [f32; 8],
+    time: [f32; 8],
+    tfar: [f32; 8],
+    mask: [c_uint; 8],
+    id: [c_uint; 8],
+    flags: [c_uint; 8],
+}
+
+/// `RTCHit8` with one instance level, and room for `instPrimID`.
+#[repr(C, align(32))]
+#[derive(Clone, Copy, Default)]
+struct RtcHit8 {
+    ng_x: [f32; 8],
+    ng_y: [f32; 8],
+    ng_z: [f32; 8],
+    u: [f32; 8],
+    v: [f32; 8],
+    prim_id: [c_uint; 8],
+    geom_id: [c_uint; 8],
+    inst_id: [c_uint; 8],
+    inst_prim_id: [c_uint; 8],
+}
+
+/// `RTCRayHit8`.
+#[repr(C, align(32))]
+#[derive(Clone, Copy, Default)]
+struct RtcRayHit8 {
+    ray: RtcRay8,
+    hit: RtcHit8,
+}
+
+// The layouts of rtcore_ray.h: the hit follows the ray at these offsets.
+const _: () = assert!(std::mem::offset_of!(RtcRayHit, hit) == 48);
+const _: () = assert!(std::mem::offset_of!(RtcRayHit8, hit) == 12 * 32);
+
+/// The entry points used, resolved from the loaded library.
+struct Api {
+    new_device: unsafe extern "C" fn(*const c_char) -> Device,
+    release_device: unsafe extern "C" fn(Device),
+    get_device_error: unsafe extern "C" fn(Device) -> c_int,
+    new_scene: unsafe extern "C" fn(Device) -> Scene,
+    release_scene: unsafe extern "C" fn(Scene),
+    commit_scene: unsafe extern "C" fn(Scene),
+    new_geometry: unsafe extern "C" fn(Device, c_int) -> Geometry,
+    release_geometry: unsafe extern "C" fn(Geometry),
+    commit_geometry: unsafe extern "C" fn(Geometry),
+    attach_geometry: unsafe extern "C" fn(Scene, Geometry) -> c_uint,
+    set_new_geometry_buffer: unsafe extern "C" fn(Geometry, c_int, c_uint, c_int, usize, usize) -> *mut c_void,
+    intersect1: unsafe extern "C" fn(Scene, *mut RtcRayHit, *mut c_void),
+    occluded1: unsafe extern "C" fn(Scene, *mut RtcRay, *mut c_void),
+    intersect8: unsafe extern "C" fn(*const c_int, Scene, *mut RtcRayHit8, *mut c_void),
+    occluded8: unsafe extern "C" fn(*const c_int, Scene, *mut RtcRay8, *mut c_void),
+    /// Keeps the library loaded while the pointers above are in use: for the whole process
+    /// (unloading Embree while its TBB worker threads live crashes).
+    _lib: libloading::Library,
+}
+
+/// The library, loaded once.
+static API: std::sync::OnceLock<Result<Api, String>> = std::sync::OnceLock::new();
+
+impl Api {
+    /// Loads the library named by `LANECAST_EMBREE_LIB`.
+    fn load() -> Result<Api, String> {
+        let path = std::env::var("LANECAST_EMBREE_LIB")
+            .map_err(|_| "LANECAST_EMBREE_LIB is not set (see benches/peers/with-embree.sh)".to_string())?;
+        // SAFETY: loading runs the library's initialisers; libembree4 is a plain C library
+        // whose initialisers only set up its own state.
+        let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| format!("cannot load {path}: {e}"))?;
+        macro_rules! sym {
+            ($name:literal) => {
+                // SAFETY: the symbol is the Embree 4 entry point of that name, and the field it
+                // is stored in has that function's C signature (rtcore_*.h of Embree 4).
+                *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                    .map_err(|e| format!("{path}: no symbol {}: {e}", $name))?
+            };
+        }
+        Ok(Api {
+            new_device: sym!("rtcNewDevice"),
+            release_device: sym!("rtcReleaseDevice"),
+            get_device_error: sym!("rtcGetDeviceError"),
+            new_scene: sym!("rtcNewScene"),
+            release_scene: sym!("rtcReleaseScene"),
+            commit_scene: sym!("rtcCommitScene"),
+            new_geometry: sym!("rtcNewGeometry"),
+            release_geometry: sym!("rtcReleaseGeometry"),
+            commit_geometry: sym!("rtcCommitGeometry"),
+            attach_geometry: sym!("rtcAttachGeometry"),
+            set_new_geometry_buffer: sym!("rtcSetNewGeometryBuffer"),
+            intersect1: sym!("rtcIntersect1"),
+            occluded1: sym!("rtcOccluded1"),
+            intersect8: sym!("rtcIntersect8"),
+            occluded8: sym!("rtcOccluded8"),
+            _lib: lib,
+        })
+    }
+}
+
+/// An Embree device and a committed scene of one triangle mesh.
+pub struct Embree {
+    api: &'static Api,
+    device: Device,
+    scene: Scene,
+}
+
+// SAFETY: Embree's committed scenes may be queried from any thread, and the device and scene
+// handles are only released in `drop`.
+unsafe impl Send for Embree {}
+// SAFETY: as above; queries do not mutate the scene.
+unsafe impl Sync for Embree {}
+
+impl Embree {
+    /// Loads Embree and builds `mesh` with `threads` build threads (the device's `threads=`
+    /// setting), at the default (medium) quality.
+    ///
+    /// # Errors
+    /// The library cannot be loaded, or Embree reports an error.
+    pub fn build(mesh: &Mesh, threads: usize) -> Result<Embree, String> {
+        let api = API.get_or_init(Api::load).as_ref().map_err(Clone::clone)?;
+        let config = CString::new(format!("threads={threads}")).expect("no NUL");
+        // SAFETY: `config` is a NUL-terminated string that outlives the call.
+        let device = unsafe { (api.new_device)(config.as_ptr()) };
+        if device.is_null() {
+            return Err("rtcNewDevice failed".into());
+        }
+        let mut e = Embree { api, device, scene: std::ptr::null_mut() };
+        let scene = {
+            let built = e.commit(mesh)?;
+            let scene = built.scene;
+            std::mem::forget(built); // now owned by `e`, released in its `drop`
+            scene
+        };
+        e.scene = scene;
+        Ok(e)
+    }
+
+    /// Builds a scene of `mesh` on this device (the timed part of a build); the scene is
+    /// released when the returned value is dropped.
+    ///
+    /// # Errors
+    /// When Embree reports an error.
+    pub fn commit(&self, mesh: &Mesh) -> Result<Built<'_>, String> {
+        let a = &self.api;
+        // SAFETY: every handle passed is the live one just returned by Embree; the buffers
+        // Embree allocates hold exactly `itemCount` items of the given stride (vertex buffers
+        // with the tail padding Embree adds itself), and are written within those bounds.
+        unsafe {
+            let scene = (a.new_scene)(self.device);
+            let geom = (a.new_geometry)(self.device, GEOMETRY_TYPE_TRIANGLE);
+            let v = (a.set_new_geometry_buffer)(geom, BUFFER_TYPE_VERTEX, 0, FORMAT_FLOAT3, 12, mesh.positions.len())
+                as *mut [f32; 3];
+            let i = (a.set_new_geometry_buffer)(geom, BUFFER_TYPE_INDEX, 0, FORMAT_UINT3, 12, mesh.indices.len())
+                as *mut [u32; 3];
+            if v.is_null() || i.is_null() {
+                return Err(format!("rtcSetNewGeometryBuffer failed (error {})", (a.get_device_error)(self.device)));
+            }
+            std::ptr::copy_nonoverlapping(mesh.positions.as_ptr(), v, mesh.positions.len());
+            std::ptr::copy_nonoverlapping(mesh.indices.as_ptr(), i, mesh.indices.len());
+            (a.commit_geometry)(geom);
+            (a.attach_geometry)(scene, geom);
+            (a.release_geometry)(geom);
+            (a.commit_scene)(scene);
+            let built = Built { embree: self, scene };
+            match (a.get_device_error)(self.device) {
+                0 => Ok(built),
+                err => Err(format!("Embree error {err} while building")),
+            }
+        }
+    }
+
+    fn ray(r: &Ray) -> RtcRay {
+        RtcRay {
+            org: r.origin.to_array(),
+            tnear: r.t_min,
+            dir: r.dir.to_array(),
+            time: 0.0,
+            tfar: r.t_max,
+            mask: u32::MAX,
+            id: 0,
+            flags: 0,
+        }
+    }
+
+    /// Closest hits of up to 8 rays (`rtcIntersect8`): `t` per lane, `+inf` on a miss.
+    pub fn closest8(&self, rays: &[Ray]) -> [f32; 8] {
+        let mut rh = RtcRayHit8::default();
+        let mut valid = [0 as c_int; 8];
+        for (k, r) in rays.iter().take(8).enumerate() {
+            valid[k] = -1;
+            (rh.ray.org_x[k], rh.ray.org_y[k], rh.ray.org_z[k]) = (r.origin.x, r.origin.y, r.origin.z);
+            (rh.ray.dir_x[k], rh.ray.dir_y[k], rh.ray.dir_z[k]) = (r.dir.x, r.dir.y, r.dir.z);
+            (rh.ray.tnear[k], rh.ray.tfar[k], rh.ray.mask[k]) = (r.t_min, r.t_max, u32::MAX);
+        }
+        rh.hit.geom_id = [INVALID_ID; 8];
+        // SAFETY: `valid` and `rh` are 32-byte-aligned live locals of the layouts rtcore_ray.h
+        // gives (plus trailing room), and the scene is committed.
+        unsafe { (self.api.intersect8)(valid.as_ptr(), self.scene, &mut rh, std::ptr::null_mut()) };
+        std::array::from_fn(|k| if rh.hit.geom_id[k] == INVALID_ID { f32::INFINITY } else { rh.ray.tfar[k] })
+    }
+
+    /// Occlusion of up to 8 rays (`rtcOccluded8`): a bit per occluded lane.
+    pub fn occluded8(&self, rays: &[Ray]) -> u32 {
+        let mut r8 = RtcRay8::default();
+        let mut valid = [0 as c_int; 8];
+        for (k, r) in rays.iter().take(8).enumerate() {
+            valid[k] = -1;
+            (r8.org_x[k], r8.org_y[k], r8.org_z[k]) = (r.origin.x, r.origin.y, r.origin.z);
+            (r8.dir_x[k], r8.dir_y[k], r8.dir_z[k]) = (r.dir.x, r.dir.y, r.dir.z);
+            (r8.tnear[k], r8.tfar[k], r8.mask[k]) = (r.t_min, r.t_max, u32::MAX);
+        }
+        // SAFETY: as in `closest8`.
+        unsafe { (self.api.occluded8)(valid.as_ptr(), self.scene, &mut r8, std::ptr::null_mut()) };
+        (0..rays.len().min(8)).fold(0, |m, k| m | (u32::from(r8.tfar[k] == f32::NEG_INFINITY) << k))
+    }
+}
+
+impl Peer for Embree {
+    const NAME: &'static str = "embree";
+    fn closest(&self, ray: &Ray) -> Option<f32> {
+        let mut rh = RtcRayHit { ray: Self::ray(ray), hit: RtcHit { geom_id: INVALID_ID, ..RtcHit::default() } };
+        // SAFETY: `rh` is a 16-byte-aligned live local of the layout rtcore_ray.h gives (plus
+        // trailing room), and the scene is committed.
+        unsafe { (self.api.intersect1)(self.scene, &mut rh, std::ptr::null_mut()) };
+        (rh.hit.geom_id != INVALID_ID).then_some(rh.ray.tfar)
+    }
+    fn occluded(&self, ray: &Ray) -> bool {
+        let mut r = Self::ray(ray);
+        // SAFETY: as in `closest`.
+        unsafe { (self.api.occluded1)(self.scene, &mut r, std::ptr::null_mut()) };
+        r.tfar == f32::NEG_INFINITY
+    }
+}
+
+/// A scene built by [`Embree::commit`], released on drop.
+pub struct Built<'a> {
+    embree: &'a Embree,
+    scene: Scene,
+}
+
+impl Drop for Built<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the scene came from `commit` on this live device and is released once.
+        unsafe { (self.embree.api.release_scene)(self.scene) }
+    }
+}
+
+impl Drop for Embree {
+    fn drop(&mut self) {
+        // SAFETY: the handles are live and released once, the scene before its device.
+        unsafe {
+            if !self.scene.is_null() {
+                (self.api.release_scene)(self.scene);
+            }
+            (self.api.release_device)(self.device);
+        }
+    }
+}
