@@ -188,12 +188,14 @@ impl Scene {
         }
     }
 
+    #[inline(always)]
     fn finish(&self, ray: &Ray, b: &Best) -> Option<Hit> {
         b.found().then(|| self.hit_record(ray, b.key, b.at.0, b.at.1, b.kind, b.index))
     }
 
     /// The hit record of primitive `index` of kind `kind` (leaf order; planes: plane index)
     /// at `t`, with its normal and ids.
+    #[inline(always)]
     pub(super) fn hit_record(&self, ray: &Ray, t: f32, u: f32, v: f32, kind: u8, index: u32) -> Hit {
         let p = ray.at(t);
         let i = index as usize;
@@ -239,6 +241,7 @@ impl Scene {
     }
 
     /// Wide traversal of the three kinds' trees of one width (stopping early for any hit).
+    #[inline(always)]
     fn trace_kinds<'a, L: Lanes, N: WideNode, M: Mode>(&'a self, ray: &Ray, best: &mut Best<'a>)
     where
         KindBvh<Triangle>: WideTrees<N>,
@@ -298,7 +301,15 @@ impl Scene {
     /// any), then the instances.
     #[inline(never)]
     fn intersect_instanced(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
-        let own = if self.has_own() { self.finish(ray, &self.trace::<Closest>(ray, backend)) } else { None };
+        let own = if self.has_own() {
+            // The same out-of-line traversal as scenes without instances (one copy of it).
+            let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
+            self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |r, b| {
+                self.finish(r, b)
+            })
+        } else {
+            None
+        };
         self.inst.closest(ray, backend, own)
     }
 
@@ -320,7 +331,13 @@ impl Scene {
     /// [`Scene::occluded_with`] of a scene with instances.
     #[inline(never)]
     fn occluded_instanced(&self, ray: &Ray, backend: Backend) -> bool {
-        (self.has_own() && self.trace::<AnyHit>(ray, backend).found()) || self.inst.any(ray, backend)
+        let own = self.has_own() && {
+            let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
+            self.trace_by_value::<AnyHit, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |_, b| {
+                b.found()
+            })
+        };
+        own || self.inst.any(ray, backend)
     }
 
     /// The traversal behind the single-ray queries, out of line, with `answer` made from its
