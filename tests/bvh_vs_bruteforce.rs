@@ -377,9 +377,14 @@ fn check_packets_and_batches(w: &Built, rays: &[Ray]) {
             }
         }
     }
+    // Random rays mix octants, so wide packets trace their lanes one at a time; the same rays
+    // turned into one octant traverse together.
+    let one_octant: Vec<Ray> = rays.iter().map(|r| Ray { dir: r.dir.abs(), ..*r }).collect();
     for b in BACKENDS {
-        packets::<F32x4>(s, rays, b, &mut scratch);
-        packets::<F32x8>(s, rays, b, &mut scratch);
+        for set in [rays, &one_octant[..]] {
+            packets::<F32x4>(s, set, b, &mut scratch);
+            packets::<F32x8>(s, set, b, &mut scratch);
+        }
     }
 
     let soa = RaySoa::from_rays(rays);
