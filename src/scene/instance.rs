@@ -535,8 +535,9 @@ pub(super) trait Carried: Traceable + Place {
     const HIT_KIND: HitKind;
     /// Closest point to `p`: `(q, u, v, normal)`.
     fn nearest(&self, p: Vec3) -> (Vec3, f32, f32, Vec3);
-    /// Time of impact and `(point, normal)` of the contact.
+    /// Time of impact of the sweep, if it touches.
     fn sweep(&self, s: &super::SphereSweep) -> Option<f32>;
+    /// Contact point and normal with the centre at `c`, starting at `start`.
     fn contact_at(&self, c: Vec3, start: Vec3) -> (Vec3, Vec3);
 }
 
@@ -689,7 +690,7 @@ impl SweepLeafAction for TopSweep<'_, '_> {
             let local_box = proto.local_box();
             let c = pl.to_local.transform_point3(self.s.center);
             let m = pl.to_local.transform_vector3(self.s.motion);
-            let eps = (c.abs().max(c + m).max_element().abs()
+            let eps = (c.abs().max((c + m).abs()).max_element()
                 + local_box.max.abs().max(local_box.min.abs()).max_element())
                 * (1.0 / 65536.0);
             let r = self.s.radius * pl.inv_norm * (1.0 + 1.0 / 4096.0) + eps;

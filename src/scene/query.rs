@@ -318,15 +318,7 @@ impl Scene {
     /// any), then the instances.
     #[inline(never)]
     fn intersect_instanced(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
-        let own = if self.has_own() {
-            // The same out-of-line traversal as scenes without instances (one copy of it).
-            let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
-            self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |r, b| {
-                self.finish(r, b)
-            })
-        } else {
-            None
-        };
+        let own = if self.has_own() { self.finish(ray, &self.trace_ray::<Closest>(ray, backend)) } else { None };
         self.inst.closest(ray, backend, own)
     }
 
@@ -348,12 +340,7 @@ impl Scene {
     /// [`Scene::occluded_with`] of a scene with instances.
     #[inline(never)]
     fn occluded_instanced(&self, ray: &Ray, backend: Backend) -> bool {
-        let own = self.has_own() && {
-            let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
-            self.trace_by_value::<AnyHit, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |_, b| {
-                b.found()
-            })
-        };
+        let own = self.has_own() && self.trace_ray::<AnyHit>(ray, backend).found();
         own || self.inst.any(ray, backend)
     }
 
@@ -381,6 +368,14 @@ impl Scene {
     ) -> R {
         let ray = Ray { origin: Vec3::new(ox, oy, oz), dir: Vec3::new(dx, dy, dz), t_min, t_max, mask };
         answer(&ray, &self.trace::<M>(&ray, backend))
+    }
+
+    /// [`Scene::trace_by_value`] of `ray`, keeping the best candidate (the one out-of-line
+    /// copy of the single-ray traversal).
+    #[inline(always)]
+    fn trace_ray<M: Mode>(&self, ray: &Ray, backend: Backend) -> Best<'_> {
+        let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
+        self.trace_by_value::<M, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |_, b| *b)
     }
 
     /// The reference answer by brute force: every primitive tested with the scalar kernels,
@@ -466,35 +461,15 @@ impl Scene {
         let active = rays.active();
         if active.any() {
             match backend.resolve() {
-                Backend::Scalar => {
+                // The scalar backend, and rays that do not share a direction octant in the
+                // wide ones: one at a time through the backend's tree (a packet whose lanes go
+                // different ways would visit the union of their paths).
+                one if one == Backend::Scalar || !same_octant(rays, active) => {
                     let mut bits = active.bitmask();
                     while bits != 0 {
                         let i = bits.trailing_zeros() as usize;
                         bits &= bits - 1;
-                        best[i] = self.trace::<Closest>(&rays.ray(i), Backend::Scalar);
-                    }
-                }
-                wide if !same_octant(rays, active) => {
-                    // Divergent rays: one at a time through the same wide tree (a packet
-                    // whose lanes go different ways visits the union of their paths).
-                    let mut bits = active.bitmask();
-                    while bits != 0 {
-                        let i = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        let Ray { origin: o, dir: d, t_min, t_max, mask } = rays.ray(i);
-                        best[i] = self.trace_by_value::<Closest, _>(
-                            o.x,
-                            o.y,
-                            o.z,
-                            d.x,
-                            d.y,
-                            d.z,
-                            t_min,
-                            t_max,
-                            mask,
-                            wide,
-                            |_, b| *b,
-                        );
+                        best[i] = self.trace_ray::<Closest>(&rays.ray(i), one);
                     }
                 }
                 Backend::X4 => self.packet_kinds::<L, Node4, Closest>(rays, &mut best, scratch),
@@ -565,35 +540,13 @@ impl Scene {
         }
         let mut bits = 0u32;
         match backend.resolve() {
-            Backend::Scalar => {
+            // One at a time, as in `intersect_packet_with`.
+            one if one == Backend::Scalar || !same_octant(rays, active) => {
                 let mut b = active.bitmask();
                 while b != 0 {
                     let i = b.trailing_zeros() as usize;
                     b &= b - 1;
-                    bits |= u32::from(self.trace::<AnyHit>(&rays.ray(i), Backend::Scalar).found()) << i;
-                }
-            }
-            wide if !same_octant(rays, active) => {
-                // Divergent rays: one at a time (see `intersect_packet_with`).
-                let mut b = active.bitmask();
-                while b != 0 {
-                    let i = b.trailing_zeros() as usize;
-                    b &= b - 1;
-                    let Ray { origin: o, dir: d, t_min, t_max, mask } = rays.ray(i);
-                    let hit = self.trace_by_value::<AnyHit, _>(
-                        o.x,
-                        o.y,
-                        o.z,
-                        d.x,
-                        d.y,
-                        d.z,
-                        t_min,
-                        t_max,
-                        mask,
-                        wide,
-                        |_, b| b.found(),
-                    );
-                    bits |= u32::from(hit) << i;
+                    bits |= u32::from(self.trace_ray::<AnyHit>(&rays.ray(i), one).found()) << i;
                 }
             }
             wide => {

@@ -93,6 +93,11 @@ struct RtcHit8 {
     inst_prim_id: [c_uint; 8],
 }
 
+/// The valid mask of an 8-ray call (Embree wants it aligned like the packet).
+#[repr(C, align(32))]
+#[derive(Clone, Copy, Default)]
+struct Valid8([c_int; 8]);
+
 /// `RTCRayHit8`.
 #[repr(C, align(32))]
 #[derive(Clone, Copy, Default)]
@@ -252,35 +257,34 @@ impl Embree {
         }
     }
 
+    /// The first 8 of `rays` as an `RTCRay8`, with the valid mask of their lanes.
+    fn ray8(rays: &[Ray]) -> (Valid8, RtcRay8) {
+        let mut r8 = RtcRay8::default();
+        let mut valid = Valid8::default();
+        for (k, r) in rays.iter().take(8).enumerate() {
+            valid.0[k] = -1;
+            (r8.org_x[k], r8.org_y[k], r8.org_z[k]) = (r.origin.x, r.origin.y, r.origin.z);
+            (r8.dir_x[k], r8.dir_y[k], r8.dir_z[k]) = (r.dir.x, r.dir.y, r.dir.z);
+            (r8.tnear[k], r8.tfar[k], r8.mask[k]) = (r.t_min, r.t_max, u32::MAX);
+        }
+        (valid, r8)
+    }
+
     /// Closest hits of up to 8 rays (`rtcIntersect8`): `t` per lane, `+inf` on a miss.
     pub fn closest8(&self, rays: &[Ray]) -> [f32; 8] {
-        let mut rh = RtcRayHit8::default();
-        let mut valid = [0 as c_int; 8];
-        for (k, r) in rays.iter().take(8).enumerate() {
-            valid[k] = -1;
-            (rh.ray.org_x[k], rh.ray.org_y[k], rh.ray.org_z[k]) = (r.origin.x, r.origin.y, r.origin.z);
-            (rh.ray.dir_x[k], rh.ray.dir_y[k], rh.ray.dir_z[k]) = (r.dir.x, r.dir.y, r.dir.z);
-            (rh.ray.tnear[k], rh.ray.tfar[k], rh.ray.mask[k]) = (r.t_min, r.t_max, u32::MAX);
-        }
-        rh.hit.geom_id = [INVALID_ID; 8];
+        let (valid, ray) = Self::ray8(rays);
+        let mut rh = RtcRayHit8 { ray, hit: RtcHit8 { geom_id: [INVALID_ID; 8], ..RtcHit8::default() } };
         // SAFETY: `valid` and `rh` are 32-byte-aligned live locals of the layouts rtcore_ray.h
         // gives (plus trailing room), and the scene is committed.
-        unsafe { (self.api.intersect8)(valid.as_ptr(), self.scene, &mut rh, std::ptr::null_mut()) };
+        unsafe { (self.api.intersect8)(valid.0.as_ptr(), self.scene, &mut rh, std::ptr::null_mut()) };
         std::array::from_fn(|k| if rh.hit.geom_id[k] == INVALID_ID { f32::INFINITY } else { rh.ray.tfar[k] })
     }
 
     /// Occlusion of up to 8 rays (`rtcOccluded8`): a bit per occluded lane.
     pub fn occluded8(&self, rays: &[Ray]) -> u32 {
-        let mut r8 = RtcRay8::default();
-        let mut valid = [0 as c_int; 8];
-        for (k, r) in rays.iter().take(8).enumerate() {
-            valid[k] = -1;
-            (r8.org_x[k], r8.org_y[k], r8.org_z[k]) = (r.origin.x, r.origin.y, r.origin.z);
-            (r8.dir_x[k], r8.dir_y[k], r8.dir_z[k]) = (r.dir.x, r.dir.y, r.dir.z);
-            (r8.tnear[k], r8.tfar[k], r8.mask[k]) = (r.t_min, r.t_max, u32::MAX);
-        }
+        let (valid, mut r8) = Self::ray8(rays);
         // SAFETY: as in `closest8`.
-        unsafe { (self.api.occluded8)(valid.as_ptr(), self.scene, &mut r8, std::ptr::null_mut()) };
+        unsafe { (self.api.occluded8)(valid.0.as_ptr(), self.scene, &mut r8, std::ptr::null_mut()) };
         (0..rays.len().min(8)).fold(0, |m, k| m | (u32::from(r8.tfar[k] == f32::NEG_INFINITY) << k))
     }
 }
