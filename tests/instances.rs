@@ -120,15 +120,21 @@ fn random_world(rng: &mut Rng, instances: usize, with_plane: bool) -> World {
     }
 }
 
-/// Geometry ids: own soup 0, own spheres 1, plane 2 (if any), then the four prototypes.
-fn build_instanced(w: &World) -> (Scene, u32) {
-    let mut b = SceneBuilder::new();
+/// Adds the world's own geometries (soup 0, spheres 1, plane 2 if any); returns the next
+/// geometry id.
+fn add_own(b: &mut SceneBuilder, w: &World) -> u32 {
     b.add_triangles(&w.own_soup).unwrap();
     b.add_spheres(&w.own_spheres).unwrap();
     if let Some(p) = w.plane {
         b.add_plane(p).unwrap();
     }
-    let first = b.geoms().len() as u32;
+    b.geoms().len() as u32
+}
+
+/// Geometry ids: own soup 0, own spheres 1, plane 2 (if any), then the four prototypes.
+fn build_instanced(w: &World) -> (Scene, u32) {
+    let mut b = SceneBuilder::new();
+    let first = add_own(&mut b, w);
     let protos = [
         b.add_triangles(&w.proto_mesh).unwrap(),
         b.add_triangles(&w.proto_closed).unwrap(),
@@ -146,12 +152,7 @@ fn build_instanced(w: &World) -> (Scene, u32) {
 /// world here, with plain glam arithmetic.
 fn build_flat(w: &World) -> (Scene, u32) {
     let mut b = SceneBuilder::new();
-    b.add_triangles(&w.own_soup).unwrap();
-    b.add_spheres(&w.own_spheres).unwrap();
-    if let Some(p) = w.plane {
-        b.add_plane(p).unwrap();
-    }
-    let first = b.geoms().len() as u32;
+    let first = add_own(&mut b, w);
     for &(k, m) in &w.instances {
         let pt = |v: Vec3| m.transform_point3(v);
         match k {

@@ -22,6 +22,7 @@
 //! itself (add an instance with the identity for that). Instances do not nest.
 
 use super::kind::{KindBvh, Traceable};
+use super::sweep::Sweepable;
 use super::{Backend, GeomKind, Scene, SceneError};
 use crate::bvh::traverse::{
     self, AnyHit, Closest, LeafAction, PointLeafAction, SweepLeafAction, TraversalRay, TraversalStack,
@@ -531,14 +532,11 @@ impl Instances {
 type Cand<R> = Option<(f32, (u32, u32, u32), R)>;
 
 /// A kind's world kernels for point queries and sweeps through instances.
-pub(super) trait Carried: Traceable + Place {
+/// (Sweeps use the kind's world sweep kernels, [`Sweepable`].)
+pub(super) trait Carried: Traceable + Place + Sweepable {
     const HIT_KIND: HitKind;
     /// Closest point to `p`: `(q, u, v, normal)`.
     fn nearest(&self, p: Vec3) -> (Vec3, f32, f32, Vec3);
-    /// Time of impact of the sweep, if it touches.
-    fn sweep(&self, s: &super::SphereSweep) -> Option<f32>;
-    /// Contact point and normal with the centre at `c`, starting at `start`.
-    fn contact_at(&self, c: Vec3, start: Vec3) -> (Vec3, Vec3);
 }
 
 /// A prototype's kind walked for a point query.
@@ -606,10 +604,10 @@ impl<P: Carried> SweepLeafAction for SweepWalk<'_, '_, P> {
     fn leaf(&mut self, first: u32, count: u32) {
         for k in first as usize..(first + count) as usize {
             let w = self.kb.prims.get(k).place(self.placed);
-            let Some(t) = w.sweep(self.s) else { continue };
+            let Some(t) = w.toi_scalar(self.s) else { continue };
             let ids = (self.geom, self.kb.ids[k][1], self.inst);
             if beats(t, ids, self.best.as_ref().map(|b| (b.0, b.1))) {
-                let (point, normal) = w.contact_at(self.s.at(t), self.s.center);
+                let (point, normal) = w.contact(self.s.at(t), self.s.center);
                 let rec =
                     super::SweepHit { toi: t, point, normal, geom: ids.0, prim: ids.1, kind: P::HIT_KIND, inst: ids.2 };
                 *self.best = Some((t, ids, rec));
@@ -813,12 +811,6 @@ impl Carried for Triangle {
         let (q, u, v) = cp::triangle_scalar(p, self);
         (q, u, v, self.normal_at(q, u, v))
     }
-    fn sweep(&self, s: &super::SphereSweep) -> Option<f32> {
-        super::sweep::Sweepable::toi_scalar(self, s)
-    }
-    fn contact_at(&self, c: Vec3, start: Vec3) -> (Vec3, Vec3) {
-        super::sweep::Sweepable::contact(self, c, start)
-    }
 }
 
 impl Carried for Sphere {
@@ -827,12 +819,6 @@ impl Carried for Sphere {
         let (q, n) = cp::sphere_scalar(p, self);
         (q, 0.0, 0.0, n)
     }
-    fn sweep(&self, s: &super::SphereSweep) -> Option<f32> {
-        super::sweep::Sweepable::toi_scalar(self, s)
-    }
-    fn contact_at(&self, c: Vec3, start: Vec3) -> (Vec3, Vec3) {
-        super::sweep::Sweepable::contact(self, c, start)
-    }
 }
 
 impl Carried for Aabb {
@@ -840,11 +826,5 @@ impl Carried for Aabb {
     fn nearest(&self, p: Vec3) -> (Vec3, f32, f32, Vec3) {
         let (q, n) = cp::aabb_scalar(p, self);
         (q, 0.0, 0.0, n)
-    }
-    fn sweep(&self, s: &super::SphereSweep) -> Option<f32> {
-        super::sweep::Sweepable::toi_scalar(self, s)
-    }
-    fn contact_at(&self, c: Vec3, start: Vec3) -> (Vec3, Vec3) {
-        super::sweep::Sweepable::contact(self, c, start)
     }
 }
