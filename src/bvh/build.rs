@@ -6,7 +6,8 @@ use super::node::{Box3, Bvh2, MAX_BINARY_LEAF, Node2};
 use super::preset::BuildOptions;
 use crate::prim::Aabb;
 use bytemuck::Zeroable;
-use glam::Vec3A;
+use glam::{Vec3A, Vec4};
+use wide::{f32x4, i32x4};
 
 /// Builds a binary BVH over `boxes` top-down by the binned SAH (no reinsertion: that is the
 /// next step of [`crate::bvh::build()`]). Invalid or empty boxes are allowed and simply never
@@ -15,145 +16,287 @@ pub fn binned_sah(boxes: &[Aabb], opts: &BuildOptions) -> Bvh2 {
     if boxes.is_empty() {
         return Bvh2::default();
     }
-    let mut refs: Vec<Ref> =
-        boxes.iter().enumerate().map(|(i, b)| Ref { min: b.min.into(), id: i as u32, max: b.max.into() }).collect();
+    let mut refs: Vec<Ref> = boxes.iter().zip(0..).map(|(b, i)| Ref::new(b, i)).collect();
     let ctx = Ctx { opts };
-    let tree = ctx.subtree(&mut refs, 0, 0, &mut Vec::new());
-    let perm: Vec<u32> = refs.iter().map(|r| r.id).collect();
+    let info = Info::of(&refs);
+    let tree = ctx.subtree(&mut refs, info, 0, 0, &mut Scratch::new());
+    let perm: Vec<u32> = refs.iter().map(Ref::id).collect();
     drop(refs);
     let mut nodes = Vec::with_capacity(2 * boxes.len() / opts.max_leaf.max(1) + 1);
     nodes.push(Node2::zeroed());
-    flatten(&tree, 0, &mut nodes);
+    flatten(tree, 0, &mut nodes);
     Bvh2 { nodes, perm }
 }
 
+/// The top of the tree while it is built in parallel: inner nodes above the parallel
+/// threshold, and below it subtrees already flattened by one task ([`Ctx::emit`]).
 enum Tmp {
-    Leaf { bounds: Aabb, start: usize, count: usize },
-    Inner { bounds: Aabb, kids: Box<[Tmp; 2]> },
+    Inner {
+        bounds: Aabb,
+        kids: Box<[Tmp; 2]>,
+    },
+    /// A subtree in [`Bvh2`] layout, its root first, child indices local to the vector.
+    Nodes(Vec<Node2>),
 }
 
-impl Tmp {
-    fn bounds(&self) -> &Aabb {
-        match self {
-            Tmp::Leaf { bounds, .. } | Tmp::Inner { bounds, .. } => bounds,
-        }
-    }
-}
-
-fn flatten(t: &Tmp, at: usize, nodes: &mut Vec<Node2>) {
-    let b = t.bounds();
+/// Writes `t` with its root at `nodes[at]` (children after their parent, in pairs).
+fn flatten(t: Tmp, at: usize, nodes: &mut Vec<Node2>) {
     match t {
-        Tmp::Leaf { start, count, .. } => {
-            nodes[at] =
-                Node2 { min: b.min.to_array(), count: *count as u32, max: b.max.to_array(), index: *start as u32 };
-        }
-        Tmp::Inner { kids, .. } => {
+        Tmp::Inner { bounds: b, kids } => {
             let first = nodes.len();
-            nodes.push(Node2::zeroed());
-            nodes.push(Node2::zeroed());
-            nodes[at] = Node2 { min: b.min.to_array(), count: 0, max: b.max.to_array(), index: first as u32 };
-            flatten(&kids[0], first, nodes);
-            flatten(&kids[1], first + 1, nodes);
+            nodes.extend([Node2::zeroed(); 2]);
+            nodes[at] = inner_node(&b, first);
+            let [l, r] = *kids;
+            flatten(l, first, nodes);
+            flatten(r, first + 1, nodes);
+        }
+        Tmp::Nodes(chunk) => {
+            // Local index i >= 1 lands at base + i - 1.
+            let base = nodes.len();
+            let place = |mut n: Node2| {
+                if !n.is_leaf() {
+                    n.index += base as u32 - 1;
+                }
+                n
+            };
+            nodes[at] = place(chunk[0]);
+            nodes.extend(chunk[1..].iter().copied().map(place));
         }
     }
+}
+
+fn inner_node(b: &Aabb, first: usize) -> Node2 {
+    Node2 { min: b.min.to_array(), count: 0, max: b.max.to_array(), index: first as u32 }
+}
+
+fn leaf_node(b: &Aabb, start: usize, count: usize) -> Node2 {
+    Node2 { min: b.min.to_array(), count: count as u32, max: b.max.to_array(), index: start as u32 }
 }
 
 struct Ctx<'a> {
     opts: &'a BuildOptions,
 }
 
-/// A primitive as the builder moves it around: its box and its caller's index, 32 bytes
-/// (the alignment pads it), so that partitioning moves the data binning reads next
-/// (sequential passes instead of gathers through a permutation).
+/// A primitive as the builder moves it around: its box and its caller's index, 32 bytes,
+/// so that partitioning moves the data binning reads next (sequential passes instead of
+/// gathers through a permutation). Each corner loads as one SIMD register: the index rides in
+/// the unused fourth lane of `min`, encoded as a normal float ([`Ref::new`]) so that the
+/// arithmetic on that lane (never read) meets no denormals.
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 struct Ref {
-    min: [f32; 3],
-    id: u32,
-    max: [f32; 3],
+    min: [f32; 4],
+    max: [f32; 4],
 }
 
 const _: () = assert!(core::mem::size_of::<Ref>() == 32);
 
+/// Added to an index's bits in [`Ref`]: indices up to 2^27 become floats from 2 to 2^17.
+const ID_BIAS: u32 = 0x4000_0000;
+const _: () = assert!(super::node::MAX_PRIMITIVES <= 1 << 27);
+
 impl Ref {
+    fn new(b: &Aabb, id: u32) -> Ref {
+        Ref { min: [b.min.x, b.min.y, b.min.z, f32::from_bits(ID_BIAS + id)], max: [b.max.x, b.max.y, b.max.z, 0.0] }
+    }
+    fn id(&self) -> u32 {
+        self.min[3].to_bits() - ID_BIAS
+    }
     #[inline(always)]
     fn bounds(&self) -> Box3 {
-        Box3 { min: Vec3A::from_array(self.min), max: Vec3A::from_array(self.max) }
+        Box3 { min: Vec3A::from_vec4(Vec4::from_array(self.min)), max: Vec3A::from_vec4(Vec4::from_array(self.max)) }
     }
     /// Twice the centroid (the factor does not change any comparison or bin).
     #[inline(always)]
     fn centroid2(&self) -> Vec3A {
-        Vec3A::from_array(self.min) + Vec3A::from_array(self.max)
+        Vec3A::from_vec4(Vec4::from_array(self.min) + Vec4::from_array(self.max))
     }
 }
 
-/// A candidate split: primitives whose centroid falls in a bin below `bin` go left.
+/// A candidate split: primitives whose centroid falls in a bin below `bin` of `axis` go left.
 #[derive(Clone, Copy)]
 struct Split {
     axis: usize,
     bin: usize,
-    lo: f32,
-    scale: f32,
-    nbins: usize,
     cost: f32,
 }
 
-impl Split {
-    fn bin_of(&self, c: f32) -> usize {
-        // Through i32: a float-to-usize cast is several times the instructions, and this
-        // runs once per primitive, axis and level. NaN casts to 0; the clamp does the rest.
-        (((c - self.lo) * self.scale) as i32).clamp(0, self.nbins as i32 - 1) as usize
+/// The bounds of a set of references: their boxes and their (doubled) centroids.
+#[derive(Clone, Copy)]
+struct Info {
+    bounds: Box3,
+    cent: Box3,
+}
+
+impl Info {
+    const EMPTY: Info = Info { bounds: Box3::EMPTY, cent: Box3::EMPTY };
+    #[inline(always)]
+    fn grow(&mut self, r: &Ref) {
+        self.bounds = self.bounds.union(&r.bounds());
+        let c = r.centroid2();
+        self.cent = Box3 { min: self.cent.min.min(c), max: self.cent.max.max(c) };
+    }
+    fn of(refs: &[Ref]) -> Info {
+        let mut i = Info::EMPTY;
+        refs.iter().for_each(|r| i.grow(r));
+        i
     }
 }
 
+/// The bin grid of one node: `nbins` bins per axis over the centroid bounds. An axis whose
+/// centroids all coincide gets scale 0 (everything in bin 0), so it never offers a split.
 #[derive(Clone, Copy)]
-struct Bin {
-    bounds: Box3,
-    count: usize,
+struct Grid {
+    lo: f32x4,
+    scale: f32x4,
+    nbins: usize,
 }
 
-const EMPTY_BIN: Bin = Bin { bounds: Box3::EMPTY, count: 0 };
+impl Grid {
+    fn new(cent: &Box3, nbins: usize) -> Grid {
+        let ext = cent.max - cent.min;
+        let scale = Vec3A::select(ext.cmpgt(Vec3A::ZERO), Vec3A::splat(nbins as f32) / ext, Vec3A::ZERO);
+        Grid { lo: lanes(cent.min), scale: lanes(scale), nbins }
+    }
+    /// The bin of a (doubled) centroid on each axis, as flat indices into a [`Bins`] table
+    /// (axis `a`'s bins start at `a * MAX_BINS`). One SIMD conversion for all three axes: a
+    /// NaN or out-of-range product converts to `i32::MIN` (or saturates, off x86) and the
+    /// clamp puts it in an end bin; binning and partitioning both call this, so they agree.
+    #[inline(always)]
+    fn bins(&self, c: Vec3A) -> [usize; 3] {
+        let b = ((lanes(c) - self.lo) * self.scale).fast_trunc_int();
+        let b = b.max(i32x4::ZERO).min(i32x4::splat(self.nbins as i32 - 1)) + AXIS_OFFSET;
+        let b = b.to_array();
+        [b[0] as usize, b[1] as usize, b[2] as usize]
+    }
+    #[inline(always)]
+    fn goes_left(&self, r: &Ref, s: &Split) -> bool {
+        self.bins(r.centroid2())[s.axis] < s.axis * MAX_BINS + s.bin
+    }
+}
+
 const MAX_BINS: usize = 48;
+const AXIS_OFFSET: i32x4 = i32x4::new([0, MAX_BINS as i32, 2 * MAX_BINS as i32, 0]);
+
+#[inline(always)]
+fn lanes(v: Vec3A) -> f32x4 {
+    f32x4::new(glam::Vec4::from((v, 0.0)).to_array())
+}
+
+/// Bin boxes and counts of three axes, [`MAX_BINS`] per axis.
+struct Bins {
+    boxes: [Box3; 3 * MAX_BINS],
+    counts: [u32; 3 * MAX_BINS],
+}
+
+impl Bins {
+    fn new() -> Box<Bins> {
+        Box::new(Bins { boxes: [Box3::EMPTY; 3 * MAX_BINS], counts: [0; 3 * MAX_BINS] })
+    }
+    fn reset(&mut self, nbins: usize) {
+        for a in 0..3 {
+            self.boxes[a * MAX_BINS..a * MAX_BINS + nbins].fill(Box3::EMPTY);
+            self.counts[a * MAX_BINS..a * MAX_BINS + nbins].fill(0);
+        }
+    }
+    #[inline(always)]
+    fn add(&mut self, at: [usize; 3], b: &Box3) {
+        for i in at {
+            self.boxes[i] = self.boxes[i].union(b);
+            self.counts[i] += 1;
+        }
+    }
+}
+
+/// Per-task scratch: two bin tables, filled alternately so that consecutive primitives
+/// landing in the same bin (meshes are stored coherently) do not wait on each other's update.
+struct Scratch([Box<Bins>; 2]);
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch([Bins::new(), Bins::new()])
+    }
+}
 
 impl Ctx<'_> {
-    /// Builds the subtree over `idx` (the references from `offset` on in leaf order).
-    /// `bins` is scratch for the binning, one per rayon task (not one allocation per node).
-    fn subtree(&self, idx: &mut [Ref], offset: usize, depth: usize, bins: &mut Vec<Bin>) -> Tmp {
-        let mut b3 = Box3::EMPTY;
-        let mut c3 = Box3::EMPTY;
-        for r in idx.iter() {
-            b3 = b3.union(&r.bounds());
-            let c = r.centroid2();
-            c3 = c3.union(&Box3 { min: c, max: c });
-        }
-        let (bounds, cbounds) = (b3.aabb(), c3.aabb());
+    /// Builds the subtree over `idx` (the references from `offset` on in leaf order), whose
+    /// bounds are `info`, splitting in parallel down to the parallel threshold. `scratch` is
+    /// one rayon task's bins (not one allocation per node).
+    fn subtree(&self, idx: &mut [Ref], info: Info, offset: usize, depth: usize, scratch: &mut Scratch) -> Tmp {
         let n = idx.len();
-        let leaf = Tmp::Leaf { bounds, start: offset, count: n };
+        if n < self.opts.parallel_threshold {
+            let mut chunk = Vec::with_capacity(2 * n);
+            chunk.push(Node2::zeroed());
+            self.emit(idx, info, offset, depth, scratch, &mut chunk, 0);
+            return Tmp::Nodes(chunk);
+        }
+        let bounds = info.bounds.aabb();
+        match self.split(idx, &info, depth, scratch) {
+            None => Tmp::Nodes(vec![leaf_node(&bounds, offset, n)]),
+            Some((mid, li, ri)) => {
+                let (l, r) = idx.split_at_mut(mid);
+                let (a, b) = rayon::join(
+                    || self.subtree(l, li, offset, depth + 1, scratch),
+                    || self.subtree(r, ri, offset + mid, depth + 1, &mut Scratch::new()),
+                );
+                Tmp::Inner { bounds, kids: Box::new([a, b]) }
+            }
+        }
+    }
+
+    /// Builds the subtree over `idx` on this thread, its root at `out[at]`.
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &self,
+        idx: &mut [Ref],
+        info: Info,
+        offset: usize,
+        depth: usize,
+        scratch: &mut Scratch,
+        out: &mut Vec<Node2>,
+        at: usize,
+    ) {
+        let bounds = info.bounds.aabb();
+        match self.split(idx, &info, depth, scratch) {
+            None => out[at] = leaf_node(&bounds, offset, idx.len()),
+            Some((mid, li, ri)) => {
+                let first = out.len();
+                out.extend([Node2::zeroed(); 2]);
+                out[at] = inner_node(&bounds, first);
+                let (l, r) = idx.split_at_mut(mid);
+                self.emit(l, li, offset, depth + 1, scratch, out, first);
+                self.emit(r, ri, offset + mid, depth + 1, scratch, out, first + 1);
+            }
+        }
+    }
+
+    /// Decides a node: `None` for a leaf, or the split (references `..mid` go left, moved
+    /// there) with the bounds of both sides.
+    fn split(&self, idx: &mut [Ref], info: &Info, depth: usize, scratch: &mut Scratch) -> Option<(usize, Info, Info)> {
+        let n = idx.len();
         if n == 1 {
-            return leaf;
+            return None;
         }
         let max_leaf = self.opts.max_leaf.clamp(1, MAX_BINARY_LEAF);
+        // Every split costs at least one node visit (see `best_split`), so a leaf priced at
+        // most that needs no binning: the same tree, without the work.
+        if n <= max_leaf && self.leaf_cost(n) <= 1.0 {
+            return None;
+        }
         // Past this depth, split by count so the tree always fits the traversal stack.
-        let split = if depth < 48 { self.best_split(idx, &bounds, &cbounds, bins) } else { None };
-        let mid = match split {
-            Some(s) if s.cost < self.leaf_cost(n) || n > max_leaf => {
-                let m = partition(idx, |r| s.bin_of(r.centroid2()[s.axis]) < s.bin);
-                if m == 0 || m == n { n / 2 } else { m }
+        let split = if depth < 48 { self.best_split(idx, info, scratch) } else { None };
+        let parts = match split {
+            Some((s, grid)) if s.cost < self.leaf_cost(n) || n > max_leaf => {
+                match partition(idx, |r| grid.goes_left(r, &s)) {
+                    (m, l, r) if m > 0 && m < n => Some((m, l, r)),
+                    _ => None,
+                }
             }
-            _ if n <= max_leaf => return leaf,
-            // No useful split (all centroids equal, or too deep): halve the list.
-            _ => n / 2,
+            _ if n <= max_leaf => return None,
+            _ => None,
         };
-        let (l, r) = idx.split_at_mut(mid);
-        let (a, b) = if n >= self.opts.parallel_threshold {
-            rayon::join(
-                || self.subtree(l, offset, depth + 1, bins),
-                || self.subtree(r, offset + mid, depth + 1, &mut Vec::new()),
-            )
-        } else {
-            (self.subtree(l, offset, depth + 1, bins), self.subtree(r, offset + mid, depth + 1, bins))
-        };
-        Tmp::Inner { bounds, kids: Box::new([a, b]) }
+        // No useful split (all centroids equal, or too deep): halve the list.
+        Some(parts.unwrap_or_else(|| (n / 2, Info::of(&idx[..n / 2]), Info::of(&idx[n / 2..]))))
     }
 
     fn leaf_cost(&self, n: usize) -> f32 {
@@ -166,15 +309,13 @@ impl Ctx<'_> {
     }
 
     /// The cheapest binned split by the surface area heuristic (cost relative to the
-    /// parent: 1 traversal + the children's leaf costs weighted by their area fraction).
-    /// `cb` bounds the doubled centroids ([`Ref::centroid2`]).
-    fn best_split(&self, idx: &[Ref], bounds: &Aabb, cb: &Aabb, bins: &mut Vec<Bin>) -> Option<Split> {
-        let nbins = self.opts.bins.clamp(2, MAX_BINS);
-        let axes: &[usize] = if self.opts.all_axes { &[0, 1, 2] } else { &[] };
+    /// parent: 1 traversal + the children's leaf costs weighted by their area fraction),
+    /// with the grid it was binned on.
+    fn best_split(&self, idx: &[Ref], info: &Info, scratch: &mut Scratch) -> Option<(Split, Grid)> {
         // A small node needs no more bins than it has primitives (the sweep and the bin
         // reset cost per bin).
-        let nbins = nbins.min(idx.len().max(4));
-        let ext = cb.max - cb.min;
+        let nbins = self.opts.bins.clamp(2, MAX_BINS).min(idx.len().max(4));
+        let ext = info.cent.max - info.cent.min;
         let widest = if ext.x >= ext.y && ext.x >= ext.z {
             0
         } else if ext.y >= ext.z {
@@ -182,69 +323,92 @@ impl Ctx<'_> {
         } else {
             2
         };
-        let axes = if axes.is_empty() { std::slice::from_ref(&widest) } else { axes };
-        let parent_area = bounds.surface_area().max(f32::MIN_POSITIVE);
-        // One pass over the primitives bins all the axes at once.
-        let mut probes: [Option<Split>; 3] = [None; 3];
+        let axes: &[usize] = if self.opts.all_axes { &[0, 1, 2] } else { std::slice::from_ref(&widest) };
+        let grid = Grid::new(&info.cent, nbins);
+        let parent_area = info.bounds.area().max(f32::MIN_POSITIVE);
+        // One pass over the primitives bins all three axes at once (binning an axis that is
+        // not searched costs less than a branch per primitive).
+        let [b0, b1] = &mut scratch.0;
+        let (b0, b1) = (&mut **b0, &mut **b1);
+        // Small nodes fill one table (a second one costs more to clear and merge than it saves).
+        let two = idx.len() >= 64;
+        b0.reset(nbins);
+        if two {
+            b1.reset(nbins);
+            let mut pairs = idx.chunks_exact(2);
+            for p in &mut pairs {
+                b0.add(grid.bins(p[0].centroid2()), &p[0].bounds());
+                b1.add(grid.bins(p[1].centroid2()), &p[1].bounds());
+            }
+            if let [r] = pairs.remainder() {
+                b0.add(grid.bins(r.centroid2()), &r.bounds());
+            }
+        } else {
+            idx.iter().for_each(|r| b0.add(grid.bins(r.centroid2()), &r.bounds()));
+        }
+        // The sweeps compare area × started pairs of both sides; the leaf price per pair and
+        // the parent's area are common factors, applied once to the winner.
+        let pairs = |count: u32| count.div_ceil(2) as f32;
+        let (mut best, mut best_weight) = (None, f32::INFINITY);
+        let mut right_weight = [0.0f32; MAX_BINS];
         for &axis in axes {
-            let (lo, hi) = (cb.min[axis], cb.max[axis]);
-            if matches!(hi.partial_cmp(&lo), Some(std::cmp::Ordering::Greater)) {
-                probes[axis] = Some(Split { axis, bin: 0, lo, scale: nbins as f32 / (hi - lo), nbins, cost: 0.0 });
+            if !matches!(ext[axis].partial_cmp(&0.0), Some(std::cmp::Ordering::Greater)) {
+                continue;
             }
-        }
-        bins.clear();
-        bins.resize(3 * nbins, EMPTY_BIN);
-        for r in idx {
-            let c = r.centroid2();
-            let bx = &r.bounds();
-            for (axis, probe) in probes.iter().enumerate() {
-                if let Some(p) = probe {
-                    let bin = &mut bins[axis * nbins + p.bin_of(c[axis])];
-                    bin.bounds = bin.bounds.union(bx);
-                    bin.count += 1;
+            let at = axis * MAX_BINS;
+            let bin = |b: usize| {
+                if two {
+                    (b0.boxes[at + b].union(&b1.boxes[at + b]), b0.counts[at + b] + b1.counts[at + b])
+                } else {
+                    (b0.boxes[at + b], b0.counts[at + b])
                 }
-            }
-        }
-        let mut best: Option<Split> = None;
-        let mut right_area = [0.0f32; MAX_BINS];
-        let mut right_count = [0usize; MAX_BINS];
-        for (axis, probe) in probes.iter().enumerate() {
-            let Some(probe) = *probe else { continue };
-            let bins = &bins[axis * nbins..(axis + 1) * nbins];
-            // Sweep from the right, then from the left.
+            };
+            // Sweep from the right, then from the left; an empty side is never a split.
             let (mut acc, mut cnt) = (Box3::EMPTY, 0);
             for b in (1..nbins).rev() {
-                acc = acc.union(&bins[b].bounds);
-                cnt += bins[b].count;
-                right_area[b] = acc.area();
-                right_count[b] = cnt;
+                let (bx, c) = bin(b);
+                acc = acc.union(&bx);
+                cnt += c;
+                right_weight[b] = if cnt == 0 { f32::INFINITY } else { acc.area() * pairs(cnt) };
             }
             let (mut acc, mut cnt) = (Box3::EMPTY, 0);
-            for b in 1..nbins {
-                acc = acc.union(&bins[b - 1].bounds);
-                cnt += bins[b - 1].count;
-                if cnt == 0 || right_count[b] == 0 {
-                    continue;
-                }
-                let cost = 1.0
-                    + (acc.area() * self.leaf_cost(cnt) + right_area[b] * self.leaf_cost(right_count[b])) / parent_area;
-                if best.is_none_or(|s| cost < s.cost) {
-                    best = Some(Split { bin: b, cost, ..probe });
+            for (b, &right) in right_weight.iter().enumerate().take(nbins).skip(1) {
+                let (bx, c) = bin(b - 1);
+                acc = acc.union(&bx);
+                cnt += c;
+                let weight = if cnt == 0 { f32::INFINITY } else { acc.area() * pairs(cnt) + right };
+                if weight < best_weight {
+                    (best, best_weight) = (Some((axis, b)), weight);
                 }
             }
         }
-        best
+        let cost = 1.0 + best_weight * self.opts.leaf_pair_cost / parent_area;
+        best.map(|(axis, bin)| (Split { axis, bin, cost }, grid))
     }
 }
 
-/// Moves the elements satisfying `pred` to the front; returns how many there are.
-fn partition(v: &mut [Ref], pred: impl Fn(&Ref) -> bool) -> usize {
-    let mut m = 0;
-    for i in 0..v.len() {
-        if pred(&v[i]) {
-            v.swap(i, m);
-            m += 1;
+/// Moves the elements satisfying `pred` to the front (Hoare: each element tested once, only
+/// misplaced pairs swapped) and returns how many there are, with the bounds of both sides.
+fn partition(v: &mut [Ref], pred: impl Fn(&Ref) -> bool) -> (usize, Info, Info) {
+    let (mut li, mut ri) = (Info::EMPTY, Info::EMPTY);
+    let (mut i, mut j) = (0, v.len());
+    loop {
+        while i < j && pred(&v[i]) {
+            li.grow(&v[i]);
+            i += 1;
         }
+        while i < j && !pred(&v[j - 1]) {
+            ri.grow(&v[j - 1]);
+            j -= 1;
+        }
+        if i >= j {
+            return (i, li, ri);
+        }
+        // v[i] goes right and v[j - 1] goes left.
+        v.swap(i, j - 1);
+        li.grow(&v[i]);
+        ri.grow(&v[j - 1]);
+        i += 1;
+        j -= 1;
     }
-    m
 }
