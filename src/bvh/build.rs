@@ -412,3 +412,70 @@ fn partition(v: &mut [Ref], pred: impl Fn(&Ref) -> bool) -> (usize, Info, Info) 
         j -= 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bvh::validate::validate_bvh2;
+    use crate::rng::Rng;
+    use glam::Vec3;
+
+    fn boxes(n: usize, seed: u64) -> Vec<Aabb> {
+        let mut rng = Rng::new(seed);
+        (0..n)
+            .map(|_| {
+                let c = Vec3::new(rng.range(-10.0, 10.0), rng.range(-10.0, 10.0), rng.range(-10.0, 10.0));
+                Aabb::new(c - Vec3::splat(0.2), c + Vec3::splat(rng.range(0.01, 0.5)))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parallel_and_one_task_builds_make_the_same_tree() {
+        // Below the threshold subtrees are written by `emit` and moved by `flatten`; above it
+        // by `Tmp::Inner`. Both layouts must give the same nodes and permutation.
+        let b = boxes(5000, 3);
+        let one = binned_sah(&b, &BuildOptions { parallel_threshold: usize::MAX, ..BuildOptions::default() });
+        let many = binned_sah(&b, &BuildOptions { parallel_threshold: 16, ..BuildOptions::default() });
+        validate_bvh2(&one, &b).unwrap();
+        assert_eq!(one.nodes, many.nodes);
+        assert_eq!(one.perm, many.perm);
+    }
+
+    #[test]
+    fn the_sweep_separates_two_interleaved_clusters() {
+        // Clusters at x = -100 and x = +100, stored alternately: halving the list or a split
+        // that was not searched would mix them in the root's children.
+        let b: Vec<Aabb> = (0..128)
+            .map(|i| {
+                let x = if i % 2 == 0 { -100.0 } else { 100.0 } + (i / 2) as f32 * 0.01;
+                Aabb::new(Vec3::new(x, 0.0, 0.0), Vec3::new(x + 0.005, 1.0, 1.0))
+            })
+            .collect();
+        let t = binned_sah(&b, &BuildOptions::default());
+        validate_bvh2(&t, &b).unwrap();
+        let root = t.nodes[0];
+        for k in 0..2 {
+            let child = t.nodes[root.index as usize + k];
+            assert!(child.max[0] - child.min[0] < 10.0, "child {k} spans {:?}..{:?}", child.min, child.max);
+        }
+    }
+
+    #[test]
+    fn coincident_centroids_are_halved_into_small_leaves() {
+        let b = vec![Aabb::new(Vec3::ZERO, Vec3::ONE); 100];
+        let t = binned_sah(&b, &BuildOptions::default());
+        validate_bvh2(&t, &b).unwrap();
+        assert!(t.nodes.iter().all(|n| n.count as usize <= MAX_BINARY_LEAF));
+    }
+
+    #[test]
+    fn a_reference_keeps_the_largest_index_in_a_normal_float() {
+        let b = Aabb::new(Vec3::ZERO, Vec3::ONE);
+        for id in [0, 1, 69_451, crate::bvh::MAX_PRIMITIVES as u32 - 1] {
+            let r = Ref::new(&b, id);
+            assert_eq!(r.id(), id);
+            assert!(r.min[3].is_normal() && (r.min[3] + r.max[3]).is_normal());
+        }
+    }
+}
