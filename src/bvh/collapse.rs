@@ -2,7 +2,7 @@
 //! heuristic: which binary nodes become slots of a wide node, which become wide nodes, and
 //! which sibling leaves merge into one wide leaf.
 
-use super::node::{Bvh2, Child, MAX_WIDE_LEAF, WideBvh, WideNode};
+use super::node::{Bvh2, Child, MAX_WIDE_LEAF, Node2, WideBvh, WideNode};
 
 impl<N: WideNode> WideBvh<N> {
     /// Collapses a binary BVH into a wide one by the surface area heuristic: for every binary
@@ -12,12 +12,18 @@ impl<N: WideNode> WideBvh<N> {
     /// started block of `WIDTH` lanes). The leaves keep contiguous primitive ranges, so the
     /// binary tree's permutation is unchanged.
     pub fn collapse(b2: &Bvh2) -> Self {
-        let Some(root) = b2.nodes.first() else {
+        Self::collapse_nodes(&b2.nodes)
+    }
+
+    /// [`WideBvh::collapse`] from the binary tree's nodes alone (the permutation is not
+    /// needed: leaves keep their ranges).
+    pub fn collapse_nodes(b2: &[Node2]) -> Self {
+        let Some(root) = b2.first() else {
             return Self::empty();
         };
         let bounds = root.aabb();
         let plans = plan(b2, N::WIDTH);
-        let mut nodes = Vec::with_capacity(b2.nodes.len() / (N::WIDTH - 1) + 1);
+        let mut nodes = Vec::with_capacity(b2.len() / (N::WIDTH - 1) + 1);
         let root = if plans[0].leaf {
             Child::leaf(plans[0].first, plans[0].count)
         } else {
@@ -52,13 +58,13 @@ struct Plan {
     spread: [u8; 9],
 }
 
-fn plan(b2: &Bvh2, width: usize) -> Vec<Plan> {
+fn plan(b2: &[Node2], width: usize) -> Vec<Plan> {
     let empty = Plan { first: 0, count: 0, leaf: true, cost: [0.0; 9], split: [0; 9], spread: [0; 9] };
-    let mut plans = vec![empty; b2.nodes.len()];
+    let mut plans = vec![empty; b2.len()];
     let leaf_cost = |area: f32, count: u32| area * BLOCK_COST * count.div_ceil(width as u32) as f32;
-    // Children come after their parent in `b2.nodes`, so a reverse sweep is bottom-up.
-    for i in (0..b2.nodes.len()).rev() {
-        let n = &b2.nodes[i];
+    // Children come after their parent in `b2`, so a reverse sweep is bottom-up.
+    for i in (0..b2.len()).rev() {
+        let n = &b2[i];
         let area = n.aabb().surface_area();
         let area = if area.is_finite() { area } else { f32::MAX };
         let mut p = empty;
@@ -98,11 +104,11 @@ fn plan(b2: &Bvh2, width: usize) -> Vec<Plan> {
 }
 
 /// Writes wide node `at` for binary inner node `src`, spreading its children over the slots.
-fn emit<N: WideNode>(b2: &Bvh2, plans: &[Plan], src: usize, at: usize, nodes: &mut Vec<N>) {
+fn emit<N: WideNode>(b2: &[Node2], plans: &[Plan], src: usize, at: usize, nodes: &mut Vec<N>) {
     let mut slots = [0usize; 8];
     let mut n = 0;
     let kl = plans[src].spread[N::WIDTH] as usize;
-    let first = b2.nodes[src].index as usize;
+    let first = b2[src].index as usize;
     gather(b2, plans, first, kl, &mut slots, &mut n);
     gather(b2, plans, first + 1, N::WIDTH - kl, &mut slots, &mut n);
     for (slot, &k) in slots[..n].iter().enumerate() {
@@ -115,18 +121,18 @@ fn emit<N: WideNode>(b2: &Bvh2, plans: &[Plan], src: usize, at: usize, nodes: &m
             emit(b2, plans, k, idx, nodes);
             idx as u32
         };
-        nodes[at].set(slot, &b2.nodes[k].aabb(), r);
+        nodes[at].set(slot, &b2[k].aabb(), r);
     }
 }
 
 /// The binary nodes that take the `k` slots planned for subtree `src`.
-fn gather(b2: &Bvh2, plans: &[Plan], src: usize, k: usize, slots: &mut [usize; 8], n: &mut usize) {
+fn gather(b2: &[Node2], plans: &[Plan], src: usize, k: usize, slots: &mut [usize; 8], n: &mut usize) {
     let kl = plans[src].split[k] as usize;
     if kl == 0 {
         slots[*n] = src;
         *n += 1;
     } else {
-        let first = b2.nodes[src].index as usize;
+        let first = b2[src].index as usize;
         gather(b2, plans, first, kl, slots, n);
         gather(b2, plans, first + 1, k - kl, slots, n);
     }

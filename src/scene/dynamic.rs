@@ -28,7 +28,9 @@ fn update_kind<P: Traceable>(kb: &mut KindBvh<P>, geom: u32, new: &[P]) {
     kb.prims = Soa::from_slice(&prims);
     let boxes: Vec<Aabb> = prims.iter().map(Traceable::bounds).collect();
     refit::refit_bvh2(&mut kb.bvh2, &boxes);
-    refit::refit_wide(&mut kb.bvh4, &boxes);
+    if let Some(bvh4) = kb.bvh4_mut() {
+        refit::refit_wide(bvh4, &boxes);
+    }
     refit::refit_wide(&mut kb.bvh8, &boxes);
     kb.bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(&p.exact_bounds()));
 }

@@ -438,7 +438,7 @@ impl Instances {
         match backend.resolve() {
             Backend::Scalar => traverse::ray_binary::<M>(&self.top.bvh2, ray, action, &mut stack),
             Backend::X4 => traverse::ray_wide::<M, F32x4, Node4>(
-                &self.top.bvh4,
+                self.top.bvh4(),
                 &TraversalRay::<F32x4>::new(ray),
                 action,
                 &mut stack,

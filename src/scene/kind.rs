@@ -12,6 +12,7 @@ use crate::lanes::Lanes;
 use crate::prim::{Aabb, Primitive, Soa, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket};
 use glam::{DVec3, Vec3};
+use std::sync::OnceLock;
 
 /// One valid ray prepared for every kind's leaf kernels: broadcast to all lanes, and set up
 /// for the watertight triangle test.
@@ -226,7 +227,9 @@ impl Traceable for Aabb {
     }
 }
 
-/// One kind's primitives in BVH leaf order, their ids, and the three trees over them.
+/// One kind's primitives in BVH leaf order, their ids, and the trees over them: the binary
+/// and 8-wide trees from the build, the 4-wide tree (only the x4 backend walks it) made from
+/// the binary one the first time it is asked for ([`KindBvh::bvh4`]).
 #[derive(Clone, Debug)]
 pub struct KindBvh<P: Traceable> {
     /// Primitives in leaf order.
@@ -235,8 +238,8 @@ pub struct KindBvh<P: Traceable> {
     pub ids: Vec<[u32; 2]>,
     /// Binary tree (used by the scalar backend and by packets).
     pub bvh2: Vec<Node2>,
-    /// 4-wide tree (x4 backend).
-    pub bvh4: WideBvh<Node4>,
+    /// 4-wide tree (x4 backend), made on first use.
+    bvh4: OnceLock<WideBvh<Node4>>,
     /// 8-wide tree (x8 backend).
     pub bvh8: WideBvh<Node8>,
     /// Exact box of the primitives ([`Traceable::exact_bounds`]; the trees' boxes may be
@@ -250,7 +253,7 @@ impl<P: Traceable> Default for KindBvh<P> {
             prims: Soa::default(),
             ids: Vec::new(),
             bvh2: Vec::new(),
-            bvh4: WideBvh::empty(),
+            bvh4: OnceLock::new(),
             bvh8: WideBvh::empty(),
             bounds: Aabb::EMPTY,
         }
@@ -269,12 +272,19 @@ impl<P: Traceable> KindBvh<P> {
     /// If `prims` and `ids` differ in length.
     pub fn build(prims: Vec<P>, ids: Vec<[u32; 2]>, opts: &BuildOptions) -> Result<Self, LimitError> {
         assert_eq!(prims.len(), ids.len(), "one id pair per primitive");
+        bvh::check_primitive_count(prims.len())?;
         let boxes: Vec<Aabb> = prims.iter().map(|p| p.bounds()).collect();
-        let trees = bvh::build_trees(&boxes, opts)?;
-        let soa = Soa::from_slice(&trees.perm.iter().map(|&i| prims[i as usize]).collect::<Vec<_>>());
-        let ids = trees.perm.iter().map(|&i| ids[i as usize]).collect();
-        let bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(&p.exact_bounds()));
-        let kb = Self { prims: soa, ids, bvh2: trees.bvh2, bvh4: trees.bvh4, bvh8: trees.bvh8, bounds };
+        let exact = || prims.iter().fold(Aabb::EMPTY, |b, p| b.union(&p.exact_bounds()));
+        let (b2, bounds) = rayon::join(|| bvh::build(&boxes, opts), exact);
+        drop(boxes);
+        let reorder = || {
+            let mut soa = Soa::default();
+            soa.reserve(prims.len());
+            soa.extend(b2.perm.iter().map(|&i| prims[i as usize]));
+            (soa, b2.perm.iter().map(|&i| ids[i as usize]).collect())
+        };
+        let (bvh8, (soa, ids)) = rayon::join(|| WideBvh::collapse(&b2), reorder);
+        let kb = Self { prims: soa, ids, bvh2: b2.nodes, bvh4: OnceLock::new(), bvh8, bounds };
         #[cfg(debug_assertions)]
         if let Err(e) = kb.validate() {
             panic!("a freshly built BVH failed validation: {e}");
@@ -301,9 +311,17 @@ impl<P: Traceable> KindBvh<P> {
         let boxes = self.leaf_boxes();
         let b2 = bvh::Bvh2 { nodes: self.bvh2.clone(), perm: (0..self.len() as u32).collect() };
         let d = bvh::validate::validate_bvh2(&b2, &boxes)?;
-        bvh::validate::validate_wide(&self.bvh4, &boxes)?;
+        bvh::validate::validate_wide(self.bvh4(), &boxes)?;
         bvh::validate::validate_wide(&self.bvh8, &boxes)?;
         Ok(d)
+    }
+    /// The 4-wide tree, collapsed from the binary tree on the first call.
+    pub fn bvh4(&self) -> &WideBvh<Node4> {
+        self.bvh4.get_or_init(|| WideBvh::collapse_nodes(&self.bvh2))
+    }
+    /// The 4-wide tree when it has been made, for refitting it in place.
+    pub(crate) fn bvh4_mut(&mut self) -> Option<&mut WideBvh<Node4>> {
+        self.bvh4.get_mut()
     }
     /// Bytes used by the 8-wide traversal: nodes, primitives and ids.
     pub fn bytes_x8(&self) -> usize {
@@ -312,9 +330,33 @@ impl<P: Traceable> KindBvh<P> {
     /// Bytes of everything kept (all three trees, primitives, ids).
     pub fn bytes_total(&self) -> usize {
         self.bvh2.len() * core::mem::size_of::<Node2>()
-            + self.bvh4.bytes()
+            + self.bvh4.get().map_or(0, WideBvh::bytes)
             + self.bvh8.bytes()
             + self.prims.padded_len() * P::COLUMNS * 4
             + self.ids.len() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_4_wide_tree_is_made_on_first_use_from_the_binary_tree() {
+        let tris: Vec<Triangle> = (0..300)
+            .map(|i| {
+                let x = i as f32;
+                Triangle::new(Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.5))
+            })
+            .collect();
+        let ids = (0..300).map(|i| [0, i]).collect();
+        let kb = KindBvh::build(tris, ids, &BuildOptions::default()).unwrap();
+        let before = kb.bytes_total();
+        assert!(kb.bvh4.get().is_none());
+        let w4 = kb.bvh4().clone();
+        assert_eq!(kb.bytes_total(), before + w4.bytes());
+        let want = WideBvh::<Node4>::collapse_nodes(&kb.bvh2);
+        assert_eq!((w4.nodes.len(), w4.root, w4.bounds), (want.nodes.len(), want.root, want.bounds));
+        kb.validate().unwrap();
     }
 }

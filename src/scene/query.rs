@@ -723,7 +723,7 @@ pub(super) trait WideTrees<N: WideNode> {
 }
 impl<P: Traceable> WideTrees<crate::bvh::Node4> for KindBvh<P> {
     fn tree(&self) -> &WideBvh<crate::bvh::Node4> {
-        &self.bvh4
+        self.bvh4()
     }
 }
 impl<P: Traceable> WideTrees<crate::bvh::Node8> for KindBvh<P> {
