@@ -52,15 +52,10 @@ fn flatten(t: Tmp, at: usize, nodes: &mut Vec<Node2>) {
         }
         Tmp::Nodes(chunk) => {
             // Local index i >= 1 lands at base + i - 1.
-            let base = nodes.len();
-            let place = |mut n: Node2| {
-                if !n.is_leaf() {
-                    n.index += base as u32 - 1;
-                }
-                n
-            };
-            nodes[at] = place(chunk[0]);
-            nodes.extend(chunk[1..].iter().copied().map(place));
+            let shift = nodes.len() as u32 - 1;
+            let place = move |n: &Node2| Node2 { index: n.index + if n.is_leaf() { 0 } else { shift }, ..*n };
+            nodes[at] = place(&chunk[0]);
+            nodes.extend(chunk[1..].iter().map(place));
         }
     }
 }
