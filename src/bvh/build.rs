@@ -53,11 +53,15 @@ fn flatten(t: Tmp, at: usize, nodes: &mut Vec<Node2>) {
         Tmp::Nodes(chunk) => {
             // Local index i >= 1 lands at base + i - 1.
             let shift = nodes.len() as u32 - 1;
-            let place = move |n: &Node2| Node2 { index: n.index + if n.is_leaf() { 0 } else { shift }, ..*n };
-            nodes[at] = place(&chunk[0]);
-            nodes.extend(chunk[1..].iter().map(place));
+            nodes[at] = moved(&chunk[0], shift);
+            nodes.extend(chunk[1..].iter().map(|n| moved(n, shift)));
         }
     }
+}
+
+/// `n` with its child index shifted by `shift` (leaves keep their primitive range).
+fn moved(n: &Node2, shift: u32) -> Node2 {
+    Node2 { index: n.index + if n.is_leaf() { 0 } else { shift }, ..*n }
 }
 
 fn inner_node(b: &Aabb, first: usize) -> Node2 {
