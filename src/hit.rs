@@ -95,6 +95,7 @@ pub struct HitPacket<L: Lanes> {
 
 impl<L: Lanes> Default for HitPacket<L> {
     fn default() -> Self {
+        const { assert!(L::N <= crate::lanes::MAX_PACKET_LANES, "a hit packet holds at most 8 rays") };
         Self {
             t: L::splat(f32::INFINITY),
             geom: [NO_ID; 8],

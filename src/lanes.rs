@@ -1,5 +1,7 @@
 //! The one place that defines lane width: the [`Lanes`] trait over `f32` (1 lane),
-//! `wide::f32x4` (4 lanes) and `wide::f32x8` (8 lanes), and the matching [`Mask`] types.
+//! `wide::f32x4` (4 lanes), `wide::f32x8` (8 lanes) and `wide::f32x16` (16 lanes: one AVX-512
+//! register where the build targets it, two 8-lane halves elsewhere), and the matching
+//! [`Mask`] types.
 //!
 //! Every SIMD kernel in lanecast is written once, generic over [`Lanes`]. This is the only
 //! module that imports `wide`.
@@ -16,7 +18,7 @@
 
 use core::fmt::Debug;
 use core::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Sub};
-use wide::{f32x4, f32x8, u32x4, u32x8};
+use wide::{f32x4, f32x8, f32x16, u32x4, u32x8, u32x16};
 
 /// A lane mask: one boolean per lane.
 pub trait Mask:
@@ -392,6 +394,7 @@ macro_rules! wide_lanes {
 
 wide_lanes!(f32x4, u32x4, M4, 4, "x4", "Mask of 4 lanes (all-ones / all-zeros per lane).");
 wide_lanes!(f32x8, u32x8, M8, 8, "x8", "Mask of 8 lanes (all-ones / all-zeros per lane).");
+wide_lanes!(f32x16, u32x16, M16, 16, "x16", "Mask of 16 lanes (all-ones / all-zeros per lane).");
 
 /// Hints the CPU to start loading the cache line holding `p` (a no-op on other
 /// architectures).
@@ -425,16 +428,36 @@ pub fn prefetch<T>(x: &T) {
     }
 }
 
+/// The most lanes of any [`Lanes`] type (those of [`F32x16`]).
+pub const MAX_LANES: usize = 16;
+/// The most lanes a scene packet query takes ([`crate::Scene::intersect_packet`],
+/// [`crate::HitPacket`]): 8. Wider lanes are for the kernels; a scene packet query on them
+/// does not compile:
+///
+/// ```compile_fail
+/// use lanecast::{F32x16, HitPacket};
+/// let _ = HitPacket::<F32x16>::default();
+/// ```
+///
+/// ```
+/// use lanecast::{F32x8, HitPacket};
+/// let _ = HitPacket::<F32x8>::default();
+/// ```
+pub const MAX_PACKET_LANES: usize = 8;
+
 /// 4 lanes of f32 (`wide::f32x4`).
 pub type F32x4 = f32x4;
 /// 8 lanes of f32 (`wide::f32x8`).
 pub type F32x8 = f32x8;
+/// 16 lanes of f32 (`wide::f32x16`): one `zmm` register with AVX-512, two 8-lane halves
+/// without.
+pub type F32x16 = f32x16;
 
 /// The instruction set the lanes were compiled for, e.g. `"avx2+fma"`, `"avx"`, `"sse4.1"`,
 /// `"sse2"`, or `"portable"` on non-x86 targets.
 pub fn instruction_set() -> &'static str {
     if cfg!(all(target_feature = "avx512f", target_feature = "fma")) {
-        "avx512f+avx2+fma (wide uses avx2 for f32x8)"
+        "avx512f+avx2+fma (x8 in ymm, x16 in zmm registers)"
     } else if cfg!(all(target_feature = "avx2", target_feature = "fma")) {
         "avx2+fma"
     } else if cfg!(target_feature = "avx") {
@@ -474,6 +497,7 @@ mod tests {
         check_min_max::<f32>();
         check_min_max::<f32x4>();
         check_min_max::<f32x8>();
+        check_min_max::<f32x16>();
     }
 
     #[test]
@@ -481,6 +505,9 @@ mod tests {
         for bits in 0..256u32 {
             assert_eq!(M8::from_bitmask(bits).bitmask(), bits);
             assert_eq!(M4::from_bitmask(bits).bitmask(), bits & 15);
+        }
+        for bits in [0u32, 1, 0x8000, 0xA5C3, 0xFFFF, 0x1_FFFF, u32::MAX] {
+            assert_eq!(M16::from_bitmask(bits).bitmask(), bits & 0xFFFF);
         }
     }
 }

@@ -76,7 +76,7 @@ pub mod workload;
 
 pub use error::{LimitError, SceneError};
 pub use hit::{Hit, HitKind, HitPacket, HitSoa};
-pub use lanes::{F32x4, F32x8, Lanes, Mask};
+pub use lanes::{F32x4, F32x8, F32x16, Lanes, Mask};
 pub use ray::{ALL_BITS, Ray, RayError, RayPacket, RaySoa};
 pub use scene::{Backend, ClosestPoint, HitLists, Instance, Scene, SceneBuilder, SphereSweep, SweepHit, TriangleTest};
 

@@ -15,15 +15,15 @@
 //! a primitive only when the ray's mask and its geometry's mask share a bit
 //! ([`crate::SceneBuilder::set_mask`]). The kernels ignore it.
 
-use crate::lanes::{Lanes, Mask};
+use crate::lanes::{Lanes, MAX_LANES, Mask};
 use crate::vec3x::Vec3x;
 use glam::Vec3;
 
 /// The default ray and geometry mask: every bit set.
 pub const ALL_BITS: u32 = u32::MAX;
 
-/// Lane multiple every column buffer is padded to (the widest backend).
-pub const PAD: usize = 8;
+/// Lane multiple every column buffer is padded to (the widest lanes, [`F32x16`](crate::F32x16)).
+pub const PAD: usize = crate::lanes::MAX_LANES;
 
 /// Rounds `n` up to a multiple of [`PAD`].
 ///
@@ -161,7 +161,7 @@ pub struct RayPacket<L: Lanes> {
     /// Interval ends.
     pub t_max: L,
     /// Each lane's ray mask (lanes past `N` unused; default [`ALL_BITS`]).
-    pub mask: [u32; 8],
+    pub mask: [u32; MAX_LANES],
     requested: L::Mask,
     active: L::Mask,
 }
@@ -183,7 +183,7 @@ impl<L: Lanes> RayPacket<L> {
             + t_min * zero;
         let dd = dir.length_squared();
         let valid = finite.eq(zero) & dd.gt(zero) & dd.lt(L::splat(f32::INFINITY)) & t_min.le(t_max);
-        Self { origin, dir, t_min, t_max, mask: [ALL_BITS; 8], requested, active: requested & valid }
+        Self { origin, dir, t_min, t_max, mask: [ALL_BITS; MAX_LANES], requested, active: requested & valid }
     }
     /// The same ray in every lane (for "one ray against `N` primitives").
     #[inline(always)]
@@ -195,7 +195,7 @@ impl<L: Lanes> RayPacket<L> {
             L::splat(r.t_max),
             L::Mask::splat(true),
         );
-        p.mask = [r.mask; 8];
+        p.mask = [r.mask; MAX_LANES];
         p
     }
     /// Up to `N` rays in lanes `0..rays.len()`; the lanes past them are not requested.
@@ -207,7 +207,7 @@ impl<L: Lanes> RayPacket<L> {
         if rays.len() > L::N {
             return Err(RayError::TooManyRays { given: rays.len(), lanes: L::N });
         }
-        let mut cols = [[0.0f32; PAD]; 8];
+        let mut cols = [[0.0f32; MAX_LANES]; 8];
         let n = rays.len();
         for (i, r) in rays.iter().enumerate() {
             let v = [r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z, r.t_min, r.t_max];
@@ -482,7 +482,7 @@ impl RaySoa {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lanes::F32x8;
+    use crate::lanes::{F32x8, F32x16};
 
     #[test]
     fn packets_validate_each_lane_and_stop_past_the_storage() {
@@ -495,7 +495,11 @@ mod tests {
         let soa = RaySoa::from_rays(&rays);
         assert_eq!(soa.packet::<F32x8>(0).active().bitmask(), 0b1);
         assert_eq!(soa.packet::<f32>(4).active().bitmask(), 0);
-        assert!(std::panic::catch_unwind(|| soa.packet::<F32x8>(8)).is_err());
+        // Five rays pad to one block of `PAD` (16) lanes.
+        assert_eq!(soa.packet::<F32x16>(0).requested().bitmask(), 0b1_1111);
+        assert_eq!(soa.packet::<F32x8>(8).requested().bitmask(), 0);
+        assert!(std::panic::catch_unwind(|| soa.packet::<F32x8>(9)).is_err());
+        assert!(std::panic::catch_unwind(|| soa.packet::<F32x16>(1)).is_err());
         let big = Ray::new(Vec3::splat(3e38), Vec3::splat(3e38 / 1e30));
         assert_eq!(RayPacket::<F32x8>::splat(&big).active().bitmask(), 0xff, "no overflow in the finiteness test");
     }

@@ -10,8 +10,11 @@ use glam::Vec3;
 use lanecast::Mask;
 use lanecast::bvh::{MAX_PRIMITIVES, check_primitive_count};
 use lanecast::prim::{Aabb, Capsule, Plane, Soa, Sphere, Triangle};
+use lanecast::ray::PAD;
 use lanecast::scene::{MAX_GEOMETRIES, MAX_PRIMS_PER_GEOMETRY, check_geometry_limits};
-use lanecast::{F32x4, F32x8, HitKind, HitPacket, HitSoa, LimitError, Ray, RayError, RayPacket, RaySoa, SceneBuilder};
+use lanecast::{
+    F32x4, F32x8, F32x16, HitKind, HitPacket, HitSoa, LimitError, Ray, RayError, RayPacket, RaySoa, SceneBuilder,
+};
 use std::hint::black_box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -22,9 +25,9 @@ fn touch<T>(x: T) {
 
 /// Indices every index-taking function is tried with, for a buffer of `len` and lanes `n`.
 fn bad_indices(len: usize, n: usize) -> Vec<usize> {
-    let padded = len.div_ceil(8) * 8;
-    let mut v = vec![usize::MAX, usize::MAX - 1, usize::MAX - 3, usize::MAX - 7, usize::MAX - 8, len - 1 + n + 8];
-    v.push(padded + 9); // past the storage's slack block
+    let padded = len.div_ceil(PAD) * PAD;
+    let mut v = vec![usize::MAX, usize::MAX - 1, usize::MAX - 3, usize::MAX - 7, usize::MAX - 8, len - 1 + n + PAD];
+    v.push(padded + PAD + 1); // past the storage's slack block
     v
 }
 
@@ -38,6 +41,7 @@ fn ray_soa_indices_cannot_overflow() {
     for i in bad_indices(13, 8) {
         assert!(panics(|| touch(rays.packet::<F32x8>(i))), "packet::<8>({i})");
         assert!(panics(|| touch(rays.packet::<F32x4>(i))), "packet::<4>({i})");
+        assert!(panics(|| touch(rays.packet::<F32x16>(i))), "packet::<16>({i})");
         assert!(panics(|| touch(rays.ray(i))), "ray({i})");
         let mut r = rays.clone();
         assert!(panics(|| r.set(i, &Ray::new(Vec3::ZERO, Vec3::X))), "set({i})");
@@ -59,6 +63,7 @@ fn soa_indices_cannot_overflow() {
         for i in bad_indices(13, 8) {
             assert!(panics(|| touch(soa.lanes::<F32x8>(i))), "{what} lanes::<8>({i})");
             assert!(panics(|| touch(soa.lanes::<F32x4>(i))), "{what} lanes::<4>({i})");
+            assert!(panics(|| touch(soa.lanes::<F32x16>(i))), "{what} lanes::<16>({i})");
             assert!(panics(|| touch(soa.splat_at::<F32x8>(i))), "{what} splat_at({i})");
             assert!(panics(|| touch(soa.get(i))), "{what} get({i})");
             assert!(panics(|| touch(soa.column(i))), "{what} column({i})");
@@ -66,6 +71,7 @@ fn soa_indices_cannot_overflow() {
         // Every start up to padded_len reads N lanes (the slack block); past that, no.
         for i in 0..=soa.padded_len() {
             let _ = soa.lanes::<F32x8>(i);
+            let _ = soa.lanes::<F32x16>(i);
         }
         let mut grow = soa.clone();
         assert!(panics(|| grow.reserve(usize::MAX)), "{what} reserve(MAX)");

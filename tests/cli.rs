@@ -334,10 +334,15 @@ fn info_and_bench_report() {
         assert!(rows.iter().any(|r| r["query"] == q), "no row for {q}");
     }
     for r in rows {
-        assert!(["scalar", "x4", "x8", "packet8", "x8_mt", "packet8_mt"].contains(&r["backend"].as_str().unwrap()));
+        assert!(
+            ["scalar", "x4", "x8", "x16", "packet8", "x8_mt", "packet8_mt"].contains(&r["backend"].as_str().unwrap())
+        );
         assert!(r["threads"].as_u64().unwrap() >= 1);
         assert!(r["mrays_per_s"].as_f64().unwrap() > 0.0 && r["vs_scalar"].as_f64().unwrap() > 0.0);
     }
+    // Kernels run at every width, scene queries up to 8 lanes.
+    assert!(rows.iter().any(|r| r["query"] == "ray_triangle" && r["backend"] == "x16"), "no x16 kernel row");
+    assert!(!rows.iter().any(|r| r["query"] == "closest_coherent" && r["backend"] == "x16"));
     // The watertight default against the Möller–Trumbore opt-in, on the same scene.
     for q in ["closest_coherent", "closest_incoherent", "occlusion"] {
         assert!(rows.iter().any(|r| r["query"] == q && r["backend"] == "x8_mt"), "no x8_mt row for {q}");

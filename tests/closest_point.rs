@@ -17,7 +17,7 @@ use lanecast::kernel::closest_point as cp;
 use lanecast::prim::{Aabb, AabbLanes, Plane, PlaneLanes, Sphere, SphereLanes, Triangle, TriangleLanes};
 use lanecast::rng::Rng;
 use lanecast::vec3x::Vec3x;
-use lanecast::{Backend, ClosestPoint, F32x4, F32x8, HitKind, Lanes, SceneBuilder, TriangleTest};
+use lanecast::{Backend, ClosestPoint, F32x4, F32x8, F32x16, HitKind, Lanes, SceneBuilder, TriangleTest};
 
 const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
 
@@ -28,7 +28,7 @@ fn cases() -> usize {
 
 fn lanes_of<L: Lanes>(v: &[Vec3]) -> Vec3x<L> {
     let col = |k: usize| {
-        let mut a = [0.0f32; 8];
+        let mut a = [0.0f32; 16];
         for (x, p) in a.iter_mut().zip(v) {
             *x = p[k];
         }
@@ -38,7 +38,7 @@ fn lanes_of<L: Lanes>(v: &[Vec3]) -> Vec3x<L> {
 }
 
 fn scalars<L: Lanes>(v: &[f32]) -> L {
-    let mut a = [0.0f32; 8];
+    let mut a = [0.0f32; 16];
     a[..v.len()].copy_from_slice(v);
     L::load(&a)
 }
@@ -193,10 +193,11 @@ fn twins_plane<L: Lanes>(cases: &[(Vec3, Plane)]) {
     }
 }
 
-fn all_widths<T>(cases: &[T], f1: fn(&[T]), f4: fn(&[T]), f8: fn(&[T])) {
+fn all_widths<T>(cases: &[T], f1: fn(&[T]), f4: fn(&[T]), f8: fn(&[T]), f16: fn(&[T])) {
     f1(cases);
     f4(cases);
     f8(cases);
+    f16(cases);
 }
 
 #[test]
@@ -216,7 +217,13 @@ fn triangle_twins_are_bitwise_equal_on_random_and_adversarial_cases() {
         (Vec3::ONE, Triangle::new(Vec3::NAN, Vec3::X, Vec3::Y)),
         (Vec3::ONE, Triangle::new(Vec3::ZERO, Vec3::INFINITY, Vec3::Y)),
     ]);
-    all_widths(&cases, twins_triangle::<f32>, twins_triangle::<F32x4>, twins_triangle::<F32x8>);
+    all_widths(
+        &cases,
+        twins_triangle::<f32>,
+        twins_triangle::<F32x4>,
+        twins_triangle::<F32x8>,
+        twins_triangle::<F32x16>,
+    );
     // Invalid input is the documented miss, never NaN.
     for (p, t) in &cases[cases.len() - 4..] {
         assert_eq!(cp::triangle_scalar(*p, t), (cp::MISS_POINT, 0.0, 0.0));
@@ -229,14 +236,14 @@ fn sphere_box_and_plane_twins_are_bitwise_equal() {
     let mut spheres: Vec<(Vec3, Sphere)> = (0..cases()).map(|_| random_sphere(&mut rng)).collect();
     spheres.push((Vec3::ONE, Sphere::new(Vec3::ZERO, -1.0)));
     spheres.push((Vec3::NAN, Sphere::new(Vec3::ZERO, 1.0)));
-    all_widths(&spheres, twins_sphere::<f32>, twins_sphere::<F32x4>, twins_sphere::<F32x8>);
+    all_widths(&spheres, twins_sphere::<f32>, twins_sphere::<F32x4>, twins_sphere::<F32x8>, twins_sphere::<F32x16>);
     let mut boxes: Vec<(Vec3, Aabb)> = (0..cases()).map(|_| random_box(&mut rng)).collect();
     boxes.push((Vec3::ONE, Aabb::new(Vec3::ONE, Vec3::ZERO)));
     boxes.push((Vec3::ONE, Aabb::EMPTY));
-    all_widths(&boxes, twins_box::<f32>, twins_box::<F32x4>, twins_box::<F32x8>);
+    all_widths(&boxes, twins_box::<f32>, twins_box::<F32x4>, twins_box::<F32x8>, twins_box::<F32x16>);
     let mut planes: Vec<(Vec3, Plane)> = (0..cases()).map(|_| random_plane(&mut rng)).collect();
     planes.push((Vec3::ONE, Plane::new(Vec3::ZERO, 1.0)));
-    all_widths(&planes, twins_plane::<f32>, twins_plane::<F32x4>, twins_plane::<F32x8>);
+    all_widths(&planes, twins_plane::<f32>, twins_plane::<F32x4>, twins_plane::<F32x8>, twins_plane::<F32x16>);
     assert_eq!(cp::sphere_scalar(Vec3::ONE, &Sphere::new(Vec3::ZERO, -1.0)), (cp::MISS_POINT, Vec3::ZERO));
     assert_eq!(cp::aabb_scalar(Vec3::ONE, &Aabb::EMPTY), (cp::MISS_POINT, Vec3::ZERO));
     assert_eq!(cp::plane_scalar(Vec3::ONE, &Plane::new(Vec3::ZERO, 1.0)), cp::MISS_POINT);

@@ -37,7 +37,7 @@ fn prim_lanes<P: Primitive, L: Lanes>(prims: &[P], orient: Orient) -> P::Lanes<L
     if orient == Orient::SplatSecond { prims[0].splat_lanes() } else { Soa::from_slice(prims).lanes(0) }
 }
 fn vec_lanes<L: Lanes>(v: &[Vec3]) -> Vec3x<L> {
-    let mut c = [[0.0f32; 8]; 3];
+    let mut c = [[0.0f32; 16]; 3];
     for (i, p) in v.iter().enumerate() {
         for k in 0..3 {
             c[k][i] = p[k];

@@ -1,12 +1,13 @@
 //! The kernel table: every kernel of [`crate::kernel`] with a seeded pool of [`PAIRS`] pairs
-//! and one pass over that pool per variant (scalar, x4, x8 and, for some kernels, autovec).
+//! and one pass over that pool per variant (scalar, x4, x8, x16 and, for some kernels,
+//! autovec).
 //! `lanecast bench` and the criterion bench `benches/kernels.rs` both iterate [`kernels`].
 
 use crate::kernel::{
     aabb_triangle, closest_point, moving_aabb_aabb, moving_sphere_aabb, moving_sphere_sphere, moving_sphere_triangle,
     overlap, ray_aabb, ray_plane, ray_sphere, ray_triangle, segment_capsule, segment_sphere, watertight,
 };
-use crate::lanes::{F32x4, F32x8, Lanes, Mask};
+use crate::lanes::{F32x4, F32x8, F32x16, Lanes, Mask};
 use crate::prim::{Aabb, Capsule, Plane, Primitive, Soa, Sphere, Triangle};
 use crate::ray::{Ray, RayColumn, RaySoa};
 use crate::rng::Rng;
@@ -15,10 +16,10 @@ use glam::Vec3;
 use std::fmt;
 use std::hint::black_box;
 
-/// Pairs per pool: a multiple of 8, so every lane of every pass is live, and small enough for
+/// Pairs per pool: a multiple of 16, so every lane of every pass is live, and small enough for
 /// a pool to stay in L1/L2.
 pub const PAIRS: usize = 4096;
-const _: () = assert!(PAIRS % 8 == 0);
+const _: () = assert!(PAIRS % 16 == 0);
 
 /// One way of running a kernel over its pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,6 +33,8 @@ pub enum Variant {
     X4,
     /// The same on [`F32x8`].
     X8,
+    /// The same on [`F32x16`] (one AVX-512 register per column where the build has it).
+    X16,
     /// The lanes math written as a plain scalar loop over the same `&[f32]` columns, left to
     /// the compiler to vectorise (ray–sphere, ray–box and ray–triangle only).
     Autovec,
@@ -39,15 +42,16 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in report order.
-    pub const ALL: [Variant; 4] = [Variant::Scalar, Variant::X4, Variant::X8, Variant::Autovec];
+    pub const ALL: [Variant; 5] = [Variant::Scalar, Variant::X4, Variant::X8, Variant::X16, Variant::Autovec];
 
-    /// The name used in reports and as criterion function name: `scalar`, `x4`, `x8` or
-    /// `autovec`.
+    /// The name used in reports and as criterion function name: `scalar`, `x4`, `x8`, `x16`
+    /// or `autovec`.
     pub fn name(self) -> &'static str {
         match self {
             Variant::Scalar => "scalar",
             Variant::X4 => "x4",
             Variant::X8 => "x8",
+            Variant::X16 => "x16",
             Variant::Autovec => "autovec",
         }
     }
@@ -84,10 +88,10 @@ impl Kernel {
         PAIRS
     }
 
-    /// The variants this kernel has, in [`Variant::ALL`] order: always scalar, x4 and x8;
-    /// autovec for ray–sphere, ray–box and ray–triangle.
+    /// The variants this kernel has, in [`Variant::ALL`] order: always scalar, x4, x8 and
+    /// x16; autovec for ray–sphere, ray–box and ray–triangle.
     pub fn variants(&self) -> &'static [Variant] {
-        if self.passes.has_autovec() { &Variant::ALL } else { &Variant::ALL[..3] }
+        if self.passes.has_autovec() { &Variant::ALL } else { &Variant::ALL[..4] }
     }
 
     /// Runs one pass of `variant` over the whole pool and returns how many pairs hit, or `None`
@@ -173,6 +177,7 @@ impl<K: KernelDef> Passes for Entry<K> {
             Variant::Scalar => run_scalar::<K>(p, out),
             Variant::X4 => run_lanes::<K, F32x4>(p, out),
             Variant::X8 => run_lanes::<K, F32x8>(p, out),
+            Variant::X16 => run_lanes::<K, F32x16>(p, out),
             Variant::Autovec => K::AUTOVEC?(p, out),
         })
     }
@@ -1006,12 +1011,12 @@ mod tests {
         assert_eq!(unique.len(), names.len(), "duplicate names in {names:?}");
         for k in &table {
             let autovec = ["ray_sphere_test", "ray_sphere", "ray_aabb", "ray_triangle"].contains(&k.name());
-            let want: &[Variant] = if autovec { &Variant::ALL } else { &Variant::ALL[..3] };
+            let want: &[Variant] = if autovec { &Variant::ALL } else { &Variant::ALL[..4] };
             assert_eq!(k.variants(), want, "{}", k.name());
             assert_eq!(k.pairs(), PAIRS);
         }
         let wanted: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-        assert_eq!(wanted, ["scalar", "x4", "x8", "autovec"]);
+        assert_eq!(wanted, ["scalar", "x4", "x8", "x16", "autovec"]);
     }
 
     #[test]
@@ -1024,7 +1029,9 @@ mod tests {
             assert!((lo..=hi).contains(&scalar), "{name}: scalar pass hits {scalar} of {PAIRS}");
             let x4 = k.run(Variant::X4).unwrap();
             let x8 = k.run(Variant::X8).unwrap();
+            let x16 = k.run(Variant::X16).unwrap();
             assert_eq!(x4, x8, "{name}: the x4 and x8 passes run the same lanes code on the same pairs");
+            assert_eq!(x4, x16, "{name}: the x4 and x16 passes run the same lanes code on the same pairs");
             assert!(x4.abs_diff(scalar) <= MAX_FLIPS, "{name}: x4 hits {x4}, scalar {scalar}");
             match k.run(Variant::Autovec) {
                 Some(a) => assert!(a.abs_diff(scalar) <= MAX_FLIPS, "{name}: autovec hits {a}, scalar {scalar}"),
@@ -1051,11 +1058,12 @@ mod tests {
                 }
                 digests.push((v, k.out.clone()));
             }
-            // x4 and x8 run the same lanes code on the same pairs.
+            // x4, x8 and x16 run the same lanes code on the same pairs.
             let bits = |v: Variant| {
                 digests.iter().find(|d| d.0 == v).unwrap().1.iter().map(|d| d.to_bits()).collect::<Vec<_>>()
             };
             assert!(bits(Variant::X4) == bits(Variant::X8), "{}: x4 and x8 digests differ", k.name());
+            assert!(bits(Variant::X4) == bits(Variant::X16), "{}: x4 and x16 digests differ", k.name());
         }
     }
 

@@ -122,10 +122,10 @@ fn uniform_points(bounds: &Aabb, n: usize, seed: u64) -> Vec<Vec3> {
     (0..n).map(|_| bounds.min + (bounds.max - bounds.min) * rng.vec3(0.0, 1.0)).collect()
 }
 
-/// One row per (kernel of the table, scalar / x4 / x8), one thread, items = pairs.
+/// One row per (kernel of the table, scalar / x4 / x8 / x16), one thread, items = pairs.
 fn kernel_rows(rows: &mut Vec<Row>, min: Duration) {
     for mut k in kernels() {
-        let results: Vec<(&str, f64)> = [Variant::Scalar, Variant::X4, Variant::X8]
+        let results: Vec<(&str, f64)> = [Variant::Scalar, Variant::X4, Variant::X8, Variant::X16]
             .into_iter()
             .map(|v| {
                 (
@@ -270,9 +270,9 @@ mod tests {
         let mut rows = Vec::new();
         kernel_rows(&mut rows, Duration::ZERO);
         let table = kernels();
-        assert_eq!(rows.len(), 3 * table.len(), "one row per kernel and scalar / x4 / x8");
-        for (k, three) in table.iter().zip(rows.chunks(3)) {
-            for (r, backend) in three.iter().zip(["scalar", "x4", "x8"]) {
+        assert_eq!(rows.len(), 4 * table.len(), "one row per kernel and scalar / x4 / x8 / x16");
+        for (k, three) in table.iter().zip(rows.chunks(4)) {
+            for (r, backend) in three.iter().zip(["scalar", "x4", "x8", "x16"]) {
                 assert_eq!((r.query.as_str(), r.backend.as_str(), r.threads), (k.name(), backend, 1));
                 assert!(r.mrays_per_s > 0.0 && r.mrays_per_s.is_finite(), "{r:?}");
                 assert!(r.vs_scalar > 0.0 && r.vs_scalar.is_finite(), "{r:?}");

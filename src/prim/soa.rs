@@ -607,18 +607,22 @@ impl Primitive for Capsule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lanes::F32x8;
+    use crate::lanes::{F32x8, F32x16};
 
     #[test]
     fn lanes_reads_padding_and_slack_and_stops_past_them() {
         let s = Soa::from_slice(&[Sphere::new(Vec3::ONE, 2.0); 3]);
-        // Every start below len can load 8 lanes (the slack block); padding never hits.
+        // Every start below len can load 8 or 16 lanes (the slack block); padding never hits.
         for i in 0..s.len() {
             let l = s.lanes::<F32x8>(i);
             assert_eq!(l.lane(0), Sphere::new(Vec3::ONE, 2.0));
             assert!(l.radius().lane(7).is_nan());
         }
-        let past = std::panic::catch_unwind(|| s.lanes::<F32x8>(s.padded_len() + 1));
+        // The slack block is as wide as the widest lanes.
+        for i in 0..s.len() {
+            assert!(s.lanes::<F32x16>(i).radius().lane(15).is_nan());
+        }
+        let past = std::panic::catch_unwind(|| s.lanes::<F32x16>(s.padded_len() + 1));
         assert!(past.is_err(), "loading past the storage must panic, not read out of bounds");
     }
 

@@ -12,7 +12,7 @@ use crate::bvh::{Node4, Node8, WideBvh, WideNode};
 use crate::hit::{Hit, HitKind, HitPacket, HitSoa, NO_ID};
 use crate::kernel::ray_plane;
 use crate::kernel::watertight::{ShearedLanes, ShearedRay};
-use crate::lanes::{F32x4, F32x8, Lanes, Mask};
+use crate::lanes::{F32x4, F32x8, Lanes, MAX_PACKET_LANES, Mask};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket, RaySoa};
 use crate::vec3x::Vec3x;
@@ -432,7 +432,8 @@ impl Scene {
         self.intersect_packet_with(rays, out, scratch, self.backend)
     }
 
-    /// Closest hits of up to `N` rays traversing together. Every requested lane of `rays`
+    /// Closest hits of up to `N` rays traversing together (`N` at most
+    /// [`MAX_PACKET_LANES`]: 4 or 8 lanes; 16-lane packets do not compile). Every requested lane of `rays`
     /// ([`RayPacket::requested`]) is written: its hit, or [`Hit::MISS`] (also for an invalid
     /// ray); the other lanes of `out` are left untouched. Each lane's answer equals
     /// [`Scene::intersect_with`] of its ray with the same backend.
@@ -450,11 +451,12 @@ impl Scene {
         scratch: &mut PacketScratch,
         backend: Backend,
     ) {
+        const { assert!(L::N <= MAX_PACKET_LANES, "scene packets hold at most 8 rays") };
         let requested = rays.requested().bitmask();
         if requested == 0 {
             return;
         }
-        let mut best = [Best::new(0.0, (0.0, 0.0)); 8];
+        let mut best = [Best::new(0.0, (0.0, 0.0)); MAX_PACKET_LANES];
         for (i, b) in best.iter_mut().enumerate().take(L::N) {
             *b = Best::with_filter(rays.t_max.lane(i), (0.0, 0.0), self.mask_filter(rays.mask[i]));
         }
@@ -530,11 +532,12 @@ impl Scene {
         scratch: &mut PacketScratch,
         backend: Backend,
     ) -> L::Mask {
+        const { assert!(L::N <= MAX_PACKET_LANES, "scene packets hold at most 8 rays") };
         let active = rays.active();
         if active.none() {
             return active;
         }
-        let mut best = [Best::new(0.0, (0.0, 0.0)); 8];
+        let mut best = [Best::new(0.0, (0.0, 0.0)); MAX_PACKET_LANES];
         for (i, b) in best.iter_mut().enumerate().take(L::N) {
             *b = Best::with_filter(rays.t_max.lane(i), (0.0, 0.0), self.mask_filter(rays.mask[i]));
         }

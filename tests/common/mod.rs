@@ -10,7 +10,7 @@
 
 use glam::Vec3;
 use lanecast::rng::Rng;
-use lanecast::{F32x4, F32x8, Lanes};
+use lanecast::{F32x4, F32x8, F32x16, Lanes};
 use std::fmt::Debug;
 
 /// Relative tolerance on continuous outputs (see the crate docs).
@@ -211,7 +211,8 @@ pub fn compare_all<C: Case>(name: &str, cases: &[C], max_boundary: Option<Bounda
         let s1 = run_width::<C, f32>(name, cases, orient, &mut failures);
         let s4 = run_width::<C, F32x4>(name, cases, orient, &mut failures);
         let s8 = run_width::<C, F32x8>(name, cases, orient, &mut failures);
-        for (w, s) in [("x1", s1), ("x4", s4), ("x8", s8)] {
+        let s16 = run_width::<C, F32x16>(name, cases, orient, &mut failures);
+        for (w, s) in [("x1", s1), ("x4", s4), ("x8", s8), ("x16", s16)] {
             eprintln!(
                 "{name:<28} {w} {orient:<11?} cases {:>8}  hits {:>8}  boundary flips {:>5}  ill-conditioned {:>5}",
                 s.cases, s.hits, s.flips, s.ill
@@ -310,10 +311,11 @@ pub fn smoke_all<C: Case>(cases: &[C]) {
         let _ = c.scalar();
     }
     for o in C::ORIENTS {
-        for chunk in cases.chunks(8) {
+        for chunk in cases.chunks(16) {
             let _ = C::lanes::<f32>(&chunk[..1], *o);
             let _ = C::lanes::<F32x4>(&chunk[..chunk.len().min(4)], *o);
-            let _ = C::lanes::<F32x8>(chunk, *o);
+            let _ = C::lanes::<F32x8>(&chunk[..chunk.len().min(8)], *o);
+            let _ = C::lanes::<F32x16>(chunk, *o);
         }
     }
 }
