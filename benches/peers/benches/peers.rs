@@ -42,7 +42,7 @@
 use criterion::{Bencher, Criterion, SamplingMode, Throughput};
 use lanecast::camera::Camera;
 use lanecast::scene::PacketScratch;
-use lanecast::{F32x8, HitPacket, Mask};
+use lanecast::{F32x8, HitPacket, HitSoa, Mask};
 use lanecast::{RaySoa, workload};
 #[cfg(feature = "embree")]
 use lanecast_peers::Embree;
@@ -56,6 +56,9 @@ use std::time::{Duration, Instant};
 const SEED_INCOHERENT: u64 = 0x1c0_4e7e;
 /// Seed of the `los` set (the same as in lanecast's `traversal` bench).
 const SEED_LOS: u64 = 0x105;
+/// Rays per rayon task when a peer's single rays are spread over threads.
+#[cfg(feature = "embree")]
+const THREAD_CHUNK: usize = 256;
 /// Image side of the `primary` set; the other sets have `SIDE * SIDE` rays.
 const SIDE: u32 = 1024;
 /// Least hit/miss agreement with lanecast expected of a peer.
@@ -113,7 +116,41 @@ fn run<P: Peer>(p: &P, set: &str, rays: &RaySoa) -> usize {
     if set == "los" { occluded(p, rays) } else { closest_hits(p, rays) }
 }
 
+/// lanecast's batch queries over the set (`intersect_batch_with` / `occluded_batch_with`,
+/// X8) on the calling rayon pool: hits, or occluded rays for `los`.
+fn lanecast_batch(lc: &Lanecast, set: &str, rays: &RaySoa, hits: &mut HitSoa, occ: &mut [bool]) -> usize {
+    let rays = black_box(rays);
+    if set == "los" {
+        lc.scene.occluded_batch_with(rays, occ, lanecast::Backend::X8);
+        occ.iter().filter(|&&o| o).count()
+    } else {
+        lc.scene.intersect_batch_with(rays, hits, lanecast::Backend::X8);
+        (0..hits.len()).filter(|&i| hits.get(i).is_hit()).count()
+    }
+}
+
+/// A peer's single-ray queries over the set, spread over the calling rayon pool in chunks of
+/// [`THREAD_CHUNK`] rays (as lanecast's batches are).
+#[cfg(feature = "embree")]
+fn parallel<P: Peer + Sync>(p: &P, set: &str, rays: &RaySoa) -> usize {
+    use rayon::prelude::*;
+    let rays = black_box(rays);
+    let chunks = rays.len().div_ceil(THREAD_CHUNK);
+    (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let range = c * THREAD_CHUNK..((c + 1) * THREAD_CHUNK).min(rays.len());
+            if set == "los" {
+                range.filter(|&i| p.occluded(&rays.ray(i))).count()
+            } else {
+                range.filter(|&i| p.closest(&rays.ray(i)).is_some()).count()
+            }
+        })
+        .sum()
+}
+
 /// lanecast's 8-ray packets over the set (hits, or occluded rays for `los`).
+#[cfg(feature = "embree")]
 fn lanecast_packets(lc: &Lanecast, set: &str, rays: &RaySoa, scratch: &mut PacketScratch) -> usize {
     let rays = black_box(rays);
     let mut n = 0;
@@ -300,6 +337,28 @@ fn bench_scene(
             g.finish();
         }
     }
+    // Thread scaling: the same sets as batches on one and on two threads.
+    let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a two-thread pool");
+    for (set, rays) in &sets {
+        let gname = format!("peers_{name}_{set}_threads");
+        let mut g = c.benchmark_group(&gname);
+        g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(rays.len() as u64));
+        let (mut hits, mut occ) = (HitSoa::with_len(rays.len()), vec![false; rays.len()]);
+        let want = run(&lc, set, rays);
+        for (threads, p) in [("1t", pool), ("2t", &two)] {
+            assert_eq!(p.install(|| lanecast_batch(&lc, set, rays, &mut hits, &mut occ)), want, "lanecast batch");
+            g.bench_function(format!("lanecast_{threads}"), |b| {
+                timed(b, &gname, &format!("lanecast_{threads}"), || {
+                    p.install(|| lanecast_batch(&lc, set, rays, &mut hits, &mut occ))
+                })
+            });
+            #[cfg(feature = "embree")]
+            g.bench_function(format!("embree_{threads}"), |b| {
+                timed(b, &gname, &format!("embree_{threads}"), || p.install(|| parallel(&em, set, rays)))
+            });
+        }
+        g.finish();
+    }
     drop(sets);
 
     let gname = format!("peers_build_{name}");
@@ -388,6 +447,21 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check]) {
             let (l1, e1, l2, e2) = (m("lanecast"), m("embree"), m("lanecast_2t"), m("embree_2t"));
             let _ =
                 writeln!(out, "| {scene} | {l1:.1} | {e1:.1} | {:.2} | {l2:.1} | {e2:.1} | {:.2} |", l1 / e1, l2 / e2);
+        }
+    }
+    out.push_str("\n## Threads: batch queries (lanecast intersect_batch / occluded_batch X8; Embree rtcIntersect1 / rtcOccluded1 over rayon chunks), Mrays/s\n\n");
+    out.push_str("| scene | set | lanecast 1 thread | lanecast 2 threads | scaling | embree 1 thread | embree 2 threads | scaling |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for (scene, _) in scenes {
+        for set in SETS {
+            let g = format!("peers_{scene}_{set}_threads");
+            let m = |f: &str| median(&g, f).map_or(f64::NAN, |s| n / s / 1e6);
+            let (l1, l2, e1, e2) = (m("lanecast_1t"), m("lanecast_2t"), m("embree_1t"), m("embree_2t"));
+            let _ = writeln!(
+                out,
+                "| {scene} | {set} | {l1:.2} | {l2:.2} | {:.2}× | {e1:.2} | {e2:.2} | {:.2}× |",
+                l2 / l1,
+                e2 / e1
+            );
         }
     }
     out.push_str("\n## Build, 1 thread, ms (median of samples)\n\n");
