@@ -40,9 +40,12 @@
 //! build times.
 
 use criterion::{Bencher, Criterion, SamplingMode, Throughput};
+use lanecast::HitSoa;
 use lanecast::camera::Camera;
+#[cfg(feature = "embree")]
 use lanecast::scene::PacketScratch;
-use lanecast::{F32x8, HitPacket, HitSoa, Mask};
+#[cfg(feature = "embree")]
+use lanecast::{F32x8, HitPacket, Mask};
 use lanecast::{RaySoa, workload};
 #[cfg(feature = "embree")]
 use lanecast_peers::Embree;
