@@ -154,7 +154,10 @@ struct Grid {
 impl Grid {
     fn new(cent: &Box3, nbins: usize) -> Grid {
         let ext = cent.max - cent.min;
-        let scale = Vec3A::select(ext.cmpgt(Vec3A::ZERO), Vec3A::splat(nbins as f32) / ext, Vec3A::ZERO);
+        // Finite even for the tiniest extents, so that a centroid's product is at most
+        // about `nbins` and binning and partitioning agree (see `goes_left`).
+        let scale = (Vec3A::splat(nbins as f32) / ext).min(Vec3A::splat(f32::MAX));
+        let scale = Vec3A::select(ext.cmpgt(Vec3A::ZERO), scale, Vec3A::ZERO);
         Grid { lo: lanes(cent.min), scale: lanes(scale), nbins }
     }
     /// The bin of a (doubled) centroid on each axis, as flat indices into a [`Bins`] table
@@ -168,9 +171,15 @@ impl Grid {
         let b = b.to_array();
         [b[0] as usize, b[1] as usize, b[2] as usize]
     }
+    /// Whether `r` falls in a bin below `s.bin` on `s.axis`, computed on that axis alone:
+    /// the same product as [`Grid::bins`], compared before truncation. For a product `x`
+    /// that is NaN or finite and not negative (a finite scale and a centroid inside the
+    /// bounds ensure it), `!(x >= bin)` is exactly "clamped truncation below `bin`".
     #[inline(always)]
     fn goes_left(&self, r: &Ref, s: &Split) -> bool {
-        self.bins(r.centroid2())[s.axis] < s.axis * MAX_BINS + s.bin
+        let a = s.axis;
+        let x = (r.min[a] + r.max[a] - self.lo.as_array()[a]) * self.scale.as_array()[a];
+        !(x >= s.bin as f32)
     }
 }
 
