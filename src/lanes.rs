@@ -84,8 +84,19 @@ pub trait Lanes:
     const N: usize;
     /// The mask type produced by comparisons.
     type Mask: Mask;
-    /// Short name for reports: `"scalar"`, `"x4"` or `"x8"`.
+    /// Short name for reports: `"scalar"`, `"x4"`, `"x8"` or `"x16"`.
     const NAME: &'static str;
+    /// One `u32` per lane (`[u32; N]`): per-lane ray masks and ids kept beside the lanes.
+    type Ids: Copy
+        + Debug
+        + Send
+        + Sync
+        + AsRef<[u32]>
+        + AsMut<[u32]>
+        + core::ops::Index<usize, Output = u32>
+        + core::ops::IndexMut<usize>;
+    /// Every lane's id equal to `v`.
+    fn splat_ids(v: u32) -> Self::Ids;
 
     /// All lanes equal to `v`.
     fn splat(v: f32) -> Self;
@@ -176,6 +187,11 @@ impl Lanes for f32 {
     const N: usize = 1;
     type Mask = bool;
     const NAME: &'static str = "x1";
+    type Ids = [u32; 1];
+    #[inline(always)]
+    fn splat_ids(v: u32) -> [u32; 1] {
+        [v]
+    }
     #[inline(always)]
     fn splat(v: f32) -> Self {
         v
@@ -317,6 +333,11 @@ macro_rules! wide_lanes {
             const N: usize = $n;
             type Mask = $mask;
             const NAME: &'static str = $name;
+            type Ids = [u32; $n];
+            #[inline(always)]
+            fn splat_ids(v: u32) -> [u32; $n] {
+                [v; $n]
+            }
             #[inline(always)]
             fn splat(v: f32) -> Self {
                 $float::splat(v)

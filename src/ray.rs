@@ -160,8 +160,8 @@ pub struct RayPacket<L: Lanes> {
     pub t_min: L,
     /// Interval ends.
     pub t_max: L,
-    /// Each lane's ray mask (lanes past `N` unused; default [`ALL_BITS`]).
-    pub mask: [u32; MAX_LANES],
+    /// Each lane's ray mask (default [`ALL_BITS`]).
+    pub mask: L::Ids,
     requested: L::Mask,
     active: L::Mask,
 }
@@ -183,7 +183,7 @@ impl<L: Lanes> RayPacket<L> {
             + t_min * zero;
         let dd = dir.length_squared();
         let valid = finite.eq(zero) & dd.gt(zero) & dd.lt(L::splat(f32::INFINITY)) & t_min.le(t_max);
-        Self { origin, dir, t_min, t_max, mask: [ALL_BITS; MAX_LANES], requested, active: requested & valid }
+        Self { origin, dir, t_min, t_max, mask: L::splat_ids(ALL_BITS), requested, active: requested & valid }
     }
     /// The same ray in every lane (for "one ray against `N` primitives").
     #[inline(always)]
@@ -195,7 +195,7 @@ impl<L: Lanes> RayPacket<L> {
             L::splat(r.t_max),
             L::Mask::splat(true),
         );
-        p.mask = [r.mask; MAX_LANES];
+        p.mask = L::splat_ids(r.mask);
         p
     }
     /// Up to `N` rays in lanes `0..rays.len()`; the lanes past them are not requested.
@@ -223,7 +223,7 @@ impl<L: Lanes> RayPacket<L> {
             l(7),
             L::Mask::from_bitmask(((1u64 << n) - 1) as u32),
         );
-        for (m, r) in p.mask.iter_mut().zip(rays) {
+        for (m, r) in p.mask.as_mut().iter_mut().zip(rays) {
             *m = r.mask;
         }
         Ok(p)
@@ -471,7 +471,7 @@ impl RaySoa {
             wanted,
         );
         if !self.masks.is_empty() {
-            for (k, m) in p.mask.iter_mut().enumerate().take(live.min(L::N)) {
+            for (k, m) in p.mask.as_mut().iter_mut().enumerate().take(live.min(L::N)) {
                 *m = self.masks[i + k];
             }
         }
