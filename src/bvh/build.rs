@@ -354,10 +354,10 @@ impl Ctx<'_> {
         } else {
             idx.iter().for_each(|r| b0.add(grid.bins(r.centroid2()), &r.bounds()));
         }
-        // The sweeps compare area × started pairs of both sides; the leaf price per pair and
-        // the parent's area are common factors, applied once to the winner.
-        let pairs = |count: u32| count.div_ceil(2) as f32;
-        let (mut best, mut best_weight) = (None, f32::INFINITY);
+        // Each side weighs its area by its leaf price; costs are compared exactly as
+        // `1 + (left + right) / parent area`, so near-ties resolve as they always have.
+        let pairs = |count: u32| count.div_ceil(2) as f32 * self.opts.leaf_pair_cost;
+        let (mut best, mut cost) = (None, f32::INFINITY);
         let mut right_weight = [0.0f32; MAX_BINS];
         for &axis in axes {
             if !matches!(ext[axis].partial_cmp(&0.0), Some(std::cmp::Ordering::Greater)) {
@@ -384,13 +384,15 @@ impl Ctx<'_> {
                 let (bx, c) = bin(b - 1);
                 acc = acc.union(&bx);
                 cnt += c;
-                let weight = if cnt == 0 { f32::INFINITY } else { acc.area() * pairs(cnt) + right };
-                if weight < best_weight {
-                    (best, best_weight) = (Some((axis, b)), weight);
+                if cnt == 0 {
+                    continue;
+                }
+                let c = 1.0 + (acc.area() * pairs(cnt) + right) / parent_area;
+                if c < cost {
+                    (best, cost) = (Some((axis, b)), c);
                 }
             }
         }
-        let cost = 1.0 + best_weight * self.opts.leaf_pair_cost / parent_area;
         best.map(|(axis, bin)| (Split { axis, bin, cost }, grid))
     }
 }
