@@ -397,30 +397,22 @@ impl Ctx<'_> {
     }
 }
 
-/// Moves the elements satisfying `pred` to the front (Hoare: each element tested once, only
-/// misplaced pairs swapped) and returns how many there are, with the bounds of both sides.
+/// Moves the elements satisfying `pred` to the front, keeping their order (one pass, each
+/// element tested once), and returns how many there are, with the bounds of both sides. The
+/// order of primitives within leaves is the one this builder has always produced.
 fn partition(v: &mut [Ref], pred: impl Fn(&Ref) -> bool) -> (usize, Info, Info) {
     let (mut li, mut ri) = (Info::EMPTY, Info::EMPTY);
-    let (mut i, mut j) = (0, v.len());
-    loop {
-        while i < j && pred(&v[i]) {
+    let mut m = 0;
+    for i in 0..v.len() {
+        if pred(&v[i]) {
             li.grow(&v[i]);
-            i += 1;
+            v.swap(i, m);
+            m += 1;
+        } else {
+            ri.grow(&v[i]);
         }
-        while i < j && !pred(&v[j - 1]) {
-            ri.grow(&v[j - 1]);
-            j -= 1;
-        }
-        if i >= j {
-            return (i, li, ri);
-        }
-        // v[i] goes right and v[j - 1] goes left.
-        v.swap(i, j - 1);
-        li.grow(&v[i]);
-        ri.grow(&v[j - 1]);
-        i += 1;
-        j -= 1;
     }
+    (m, li, ri)
 }
 
 #[cfg(test)]
