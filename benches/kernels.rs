@@ -1,4 +1,4 @@
-//! Throughput of every kernel: the scalar reference against its 4- and 8-lane twins.
+//! Throughput of every kernel: the scalar reference against its 4-, 8- and 16-lane twins.
 //!
 //! A thin criterion loop over the library's kernel table, [`lanecast::bench::kernels`], the
 //! same table `lanecast bench` reports. Each kernel is a criterion group named after it
@@ -7,7 +7,7 @@
 //!
 //! * `scalar`: the `*_scalar` reference, one pair at a time, reading array-of-structs
 //!   copies (`Vec<Ray>`, `Vec<Sphere>`, …) of the pool;
-//! * `x4` / `x8`: the `*_lanes` kernel on `F32x4` / `F32x8`, loading lanes `i..i + N` of the
+//! * `x4` / `x8` / `x16`: the `*_lanes` kernel on `F32x4` / `F32x8` / `F32x16`, loading lanes `i..i + N` of the
 //!   pool's `RaySoa` / `Soa` columns (so the packet validity mask and the loads are part of
 //!   the cost, as for a real caller);
 //! * `autovec` (ray–sphere, ray–box and ray–triangle only): the lanes math written as a plain

@@ -1,7 +1,8 @@
 //! # lanecast
 //!
 //! A ray-casting engine that stores rays and primitives structure-of-arrays and tests them
-//! four or eight lanes at a time. Every SIMD kernel has a plain scalar twin beside it.
+//! four or eight lanes at a time (the kernels also sixteen). Every SIMD kernel has a plain
+//! scalar twin beside it.
 //!
 //! ## The contract
 //!

@@ -1,6 +1,6 @@
 //! The built-in benchmark, public so the CLI and the criterion benches share one kernel table.
 //!
-//! [`run`] is `lanecast bench`: kernel throughput (scalar, x4, x8, one thread, for every entry
+//! [`run`] is `lanecast bench`: kernel throughput (scalar, x4, x8, x16, one thread, for every entry
 //! of [`kernels`]) and scene query throughput (scalar, x4, x8 and 8-ray packets; one thread and
 //! all threads; the `closest_point` row counts point queries, [`Scene::closest_point_batch`]
 //! over points drawn uniformly in the scene box with seed [`SEED_POINTS`], and the

@@ -174,12 +174,12 @@ impl Grid {
     /// Whether `r` falls in a bin below `s.bin` on `s.axis`, computed on that axis alone:
     /// the same product as [`Grid::bins`], compared before truncation. For a product `x`
     /// that is NaN or finite and not negative (a finite scale and a centroid inside the
-    /// bounds ensure it), `!(x >= bin)` is exactly "clamped truncation below `bin`".
+    /// bounds ensure it), "`x < bin` or NaN" is exactly "clamped truncation below `bin`".
     #[inline(always)]
     fn goes_left(&self, r: &Ref, s: &Split) -> bool {
         let a = s.axis;
         let x = (r.min[a] + r.max[a] - self.lo.as_array()[a]) * self.scale.as_array()[a];
-        !(x >= s.bin as f32)
+        x < s.bin as f32 || x.is_nan()
     }
 }
 
