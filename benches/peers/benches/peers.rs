@@ -12,7 +12,10 @@
 //! `intersect_packet` / `occluded_packet` with `Backend::X8`, the set's rays taken 8 at a time in
 //! order; Embree `rtcIntersect8` / `rtcOccluded8` on the same rays); and the build groups time
 //! Embree's build (`rtcCommitScene` at the default medium quality, device `threads=1` and
-//! `threads=2`) beside lanecast's at 1 and 2 rayon threads.
+//! `threads=2`) beside lanecast's at 1 and 2 rayon threads. Groups `peers_<scene>_<set>_threads`
+//! time lanecast's batch queries and Embree's single rays on one and two rayon threads, and the
+//! set-up records the memory each keeps (lanecast's own accounting; Embree's resident memory
+//! per committed scene).
 //!
 //! Same scenes and ray sets as lanecast's `traversal` bench: `scenes/bunny.ply` and
 //! `scenes/sponza.ply` with the meshes README's cameras; `primary` (1024×1024 from
@@ -100,6 +103,31 @@ fn timed_build<I, O>(
         record(&key, total.as_secs_f64() / iters as f64);
         total
     });
+}
+
+// ---------------------------------------------------------------------------------------
+// Memory.
+
+/// Bytes each library keeps for one scene (with the feature `embree`).
+#[cfg_attr(not(feature = "embree"), allow(dead_code))]
+struct Memory {
+    scene: &'static str,
+    triangles: usize,
+    /// lanecast's own accounting (`SceneStats::bytes`, `bytes_x8`).
+    lanecast: usize,
+    lanecast_x8: usize,
+    /// Resident memory Embree's `rtcCommitScene` takes (with its copies of the vertex and
+    /// index buffers, which it keeps), on a device created beforehand, scenes kept alive.
+    embree_rss: usize,
+}
+
+/// Resident set size of this process, from `/proc/self/statm` (4 KiB pages); 0 elsewhere.
+#[cfg(feature = "embree")]
+fn rss() -> usize {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<usize>().ok()))
+        .map_or(0, |pages| pages * 4096)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -230,6 +258,7 @@ struct Check {
 
 // ---------------------------------------------------------------------------------------
 
+#[cfg_attr(not(feature = "embree"), allow(unused_variables, clippy::ptr_arg))]
 fn bench_scene(
     c: &mut Criterion,
     pool: &rayon::ThreadPool,
@@ -237,6 +266,7 @@ fn bench_scene(
     file: &str,
     cam: &Camera,
     checks: &mut Vec<Check>,
+    memory: &mut Vec<Memory>,
 ) -> usize {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(file);
     let mesh = Mesh::load(&path);
@@ -255,6 +285,27 @@ fn bench_scene(
     let mut bc = BvhCrate::build(bvh_shapes.clone(), TriTest::default());
     #[cfg(feature = "embree")]
     let em = Embree::build(&mesh, 1).unwrap_or_else(|e| panic!("Embree: {e}"));
+    #[cfg(feature = "embree")]
+    {
+        // Resident memory grown by KEPT scenes committed and kept alive together, per scene
+        // (Embree's allocator maps fresh memory; one commit could reuse memory freed earlier,
+        // four dilute that). lanecast's figure is its own accounting instead: its scenes come
+        // from the Rust heap, which reuses the memory the bench freed before, so RSS growth
+        // says little about them.
+        const KEPT: usize = 4;
+        let before = rss();
+        let built: Vec<_> = (0..KEPT).map(|_| em.commit(&mesh).expect("builds")).collect();
+        let embree_rss = rss().saturating_sub(before) / KEPT;
+        drop(built);
+        let stats = lc.scene.stats();
+        memory.push(Memory {
+            scene: name,
+            triangles: mesh.len(),
+            lanecast: stats.bytes,
+            lanecast_x8: stats.bytes_x8,
+            embree_rss,
+        });
+    }
 
     let n = (SIDE * SIDE) as usize;
     let bounds = lc.scene.bounds();
@@ -394,7 +445,7 @@ fn bench_scene(
     mesh.len()
 }
 
-fn print_table(scenes: &[(&str, usize)], checks: &[Check]) {
+fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
     let mut out = String::new();
     let n = (SIDE * SIDE) as f64;
     out.push_str("## Traversal, 1 thread, Mrays/s (median of samples; 2^20 rays per set)\n\n");
@@ -467,6 +518,21 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check]) {
             );
         }
     }
+    if !memory.is_empty() {
+        out.push_str("\n## Memory, bytes per triangle (lanecast: its own accounting of what it keeps; Embree: resident memory per rtcCommitScene, from /proc/self/statm over four scenes kept alive)\n\n");
+        out.push_str("| scene | lanecast x8 traversal | lanecast in all | embree RSS |\n|---|---:|---:|---:|\n");
+        for m in memory {
+            let per = |b: usize| b as f64 / m.triangles as f64;
+            let _ = writeln!(
+                out,
+                "| {} | {:.1} | {:.1} | {:.1} |",
+                m.scene,
+                per(m.lanecast_x8),
+                per(m.lanecast),
+                per(m.embree_rss)
+            );
+        }
+    }
     out.push_str("\n## Build, 1 thread, ms (median of samples)\n\n");
     out.push_str("| scene | triangles | lanecast (medium) | obvhs (medium_build) | parry3d (TriMesh::new) | bvh (Bvh::build) |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|\n");
@@ -501,10 +567,11 @@ fn main() {
     let mut c = criterion();
     let pool = one_thread();
     let mut checks = Vec::new();
+    let mut memory = Vec::new();
     let done: Vec<(&str, usize)> = scenes()
         .iter()
-        .map(|(name, file, cam)| (*name, bench_scene(&mut c, &pool, name, file, cam, &mut checks)))
+        .map(|(name, file, cam)| (*name, bench_scene(&mut c, &pool, name, file, cam, &mut checks, &mut memory)))
         .collect();
     c.final_summary();
-    print_table(&done, &checks);
+    print_table(&done, &checks, &memory);
 }
