@@ -162,8 +162,8 @@ impl Grid {
     }
     /// The bin of a (doubled) centroid on each axis, as flat indices into a [`Bins`] table
     /// (axis `a`'s bins start at `a * MAX_BINS`). One SIMD conversion for all three axes: a
-    /// NaN or out-of-range product converts to `i32::MIN` (or saturates, off x86) and the
-    /// clamp puts it in an end bin; binning and partitioning both call this, so they agree.
+    /// NaN product converts to `i32::MIN` (0 off x86) and the clamp puts it in bin 0; the
+    /// partition ([`Grid::goes_left`]) decides the same way.
     #[inline(always)]
     fn bins(&self, c: Vec3A) -> [usize; 3] {
         let b = ((lanes(c) - self.lo) * self.scale).fast_trunc_int();
@@ -188,7 +188,7 @@ const AXIS_OFFSET: i32x4 = i32x4::new([0, MAX_BINS as i32, 2 * MAX_BINS as i32, 
 
 #[inline(always)]
 fn lanes(v: Vec3A) -> f32x4 {
-    f32x4::new(glam::Vec4::from((v, 0.0)).to_array())
+    f32x4::new(Vec4::from((v, 0.0)).to_array())
 }
 
 /// Bin boxes and counts of three axes, [`MAX_BINS`] per axis.
@@ -356,7 +356,6 @@ impl Ctx<'_> {
         }
         // Each side weighs its area by its leaf price; costs are compared exactly as
         // `1 + (left + right) / parent area`, so near-ties resolve as they always have.
-        let pairs = |count: u32| count.div_ceil(2) as f32 * self.opts.leaf_pair_cost;
         let (mut best, mut cost) = (None, f32::INFINITY);
         let mut right_weight = [0.0f32; MAX_BINS];
         for &axis in axes {
@@ -377,7 +376,7 @@ impl Ctx<'_> {
                 let (bx, c) = bin(b);
                 acc = acc.union(&bx);
                 cnt += c;
-                right_weight[b] = if cnt == 0 { f32::INFINITY } else { acc.area() * pairs(cnt) };
+                right_weight[b] = if cnt == 0 { f32::INFINITY } else { acc.area() * self.leaf_cost(cnt as usize) };
             }
             let (mut acc, mut cnt) = (Box3::EMPTY, 0);
             for (b, &right) in right_weight.iter().enumerate().take(nbins).skip(1) {
@@ -387,7 +386,7 @@ impl Ctx<'_> {
                 if cnt == 0 {
                     continue;
                 }
-                let c = 1.0 + (acc.area() * pairs(cnt) + right) / parent_area;
+                let c = 1.0 + (acc.area() * self.leaf_cost(cnt as usize) + right) / parent_area;
                 if c < cost {
                     (best, cost) = (Some((axis, b)), c);
                 }

@@ -133,18 +133,19 @@ fn rss() -> usize {
 // ---------------------------------------------------------------------------------------
 // Queries over a whole set.
 
-fn closest_hits<P: Peer>(p: &P, rays: &RaySoa) -> usize {
+/// Rays `range` of the set one at a time: hits, or occluded rays for `los`.
+fn run_range<P: Peer>(p: &P, set: &str, rays: &RaySoa, range: std::ops::Range<usize>) -> usize {
     let rays = black_box(rays);
-    (0..rays.len()).filter(|&i| p.closest(&rays.ray(i)).is_some()).count()
+    if set == "los" {
+        range.filter(|&i| p.occluded(&rays.ray(i))).count()
+    } else {
+        range.filter(|&i| p.closest(&rays.ray(i)).is_some()).count()
+    }
 }
 
-fn occluded<P: Peer>(p: &P, rays: &RaySoa) -> usize {
-    let rays = black_box(rays);
-    (0..rays.len()).filter(|&i| p.occluded(&rays.ray(i))).count()
-}
-
+/// The whole set one ray at a time.
 fn run<P: Peer>(p: &P, set: &str, rays: &RaySoa) -> usize {
-    if set == "los" { occluded(p, rays) } else { closest_hits(p, rays) }
+    run_range(p, set, rays, 0..rays.len())
 }
 
 /// lanecast's batch queries over the set (`intersect_batch_with` / `occluded_batch_with`,
@@ -165,18 +166,10 @@ fn lanecast_batch(lc: &Lanecast, set: &str, rays: &RaySoa, hits: &mut HitSoa, oc
 #[cfg(feature = "embree")]
 fn parallel<P: Peer + Sync>(p: &P, set: &str, rays: &RaySoa) -> usize {
     use rayon::prelude::*;
-    let rays = black_box(rays);
     let chunks = rays.len().div_ceil(THREAD_CHUNK);
     (0..chunks)
         .into_par_iter()
-        .map(|c| {
-            let range = c * THREAD_CHUNK..((c + 1) * THREAD_CHUNK).min(rays.len());
-            if set == "los" {
-                range.filter(|&i| p.occluded(&rays.ray(i))).count()
-            } else {
-                range.filter(|&i| p.closest(&rays.ray(i)).is_some()).count()
-            }
-        })
+        .map(|c| run_range(p, set, rays, c * THREAD_CHUNK..((c + 1) * THREAD_CHUNK).min(rays.len())))
         .sum()
 }
 
