@@ -10,12 +10,12 @@ mod common;
 use common::{SPECIALS, interval, magnitude, zero_some};
 use glam::Vec3;
 use lanecast::bvh::traverse::child_order::{self, StackEntry};
-use lanecast::bvh::traverse::slab::{self, TraversalRay};
+use lanecast::bvh::traverse::slab::{self, PacketRay, TraversalRay};
 use lanecast::kernel::ray_aabb;
 use lanecast::prim::Aabb;
 use lanecast::rng::Rng;
 use lanecast::vec3x::Vec3x;
-use lanecast::{F32x4, F32x8, Lanes, Mask, Ray};
+use lanecast::{F32x4, F32x8, Lanes, Mask, Ray, RayPacket};
 
 fn n_cases() -> usize {
     if cfg!(debug_assertions) { 5_000 } else { 200_000 }
@@ -160,16 +160,26 @@ fn traversal_slab_lanes_equal_scalar_on_edges() {
 }
 
 #[test]
-fn traversal_packet_equals_scalar() {
-    let mut rng = Rng::new(0x9ac7);
-    for _ in 0..n_cases() / 8 {
+fn packet_ray_tests_equal_scalar() {
+    // `PacketRay::test` (near/far per lane) on random packets, and `test_ordered` (near/far
+    // picked once for the octant) on packets whose directions share lane 0's signs, each
+    // equal to the scalar twin lane by lane.
+    let mut rng = Rng::new(0x0c7a);
+    let mut ordered = 0;
+    for case in 0..n_cases() / 8 {
         let boxes: [Aabb; 8] = std::array::from_fn(|_| random_box(&mut rng));
         let mut rays: [Ray; 8] = std::array::from_fn(|i| random_ray(&mut rng, &boxes[i]));
         let mut b2 = boxes;
         for r in &mut rays {
             inject(&mut rng, r, &mut b2);
         }
-        let lanes = |f: &dyn Fn(&Ray) -> f32| F32x8::load(&rays.map(|r| f(&r)));
+        let one_octant = case % 2 == 0;
+        if one_octant {
+            let signs = rays[0].dir;
+            for r in &mut rays {
+                r.dir = r.dir.copysign(signs);
+            }
+        }
         let v3 = |f: &dyn Fn(usize) -> Vec3| {
             let p: [Vec3; 8] = std::array::from_fn(f);
             Vec3x::<F32x8>::new(
@@ -178,23 +188,47 @@ fn traversal_packet_equals_scalar() {
                 F32x8::load(&p.map(|v| v.z)),
             )
         };
-        let inv = v3(&|i| rays[i].dir.recip());
-        let inv_far = v3(&|i| rays[i].dir.recip() * slab::FAR_SCALE);
-        let (hit, tn) = slab::packet_test(
-            v3(&|i| rays[i].origin),
-            inv,
-            inv_far,
-            lanes(&|r| r.t_min),
-            lanes(&|r| r.t_max),
-            v3(&|i| b2[i].min),
-            v3(&|i| b2[i].max),
-        );
-        for i in 0..8 {
-            let l = hit.lane(i).then(|| tn.lane(i));
-            let s = slab::twin_scalar(&rays[i], rays[i].t_max, &b2[i]);
-            assert!(same_entry(l, s), "lane {i}: {l:?} vs {s:?}\nray {:?}\nbox {:?}", rays[i], b2[i]);
+        let all = <F32x8 as Lanes>::Mask::splat(true);
+        let t = |f: &dyn Fn(&Ray) -> f32| F32x8::load(&rays.map(|r| f(&r)));
+        let packet =
+            RayPacket::new(v3(&|i| rays[i].origin), v3(&|i| rays[i].dir), t(&|r| r.t_min), t(&|r| r.t_max), all);
+        let pr = PacketRay::new(&packet);
+        let t_max = t(&|r| r.t_max);
+        let (bmin, bmax) = (v3(&|i| b2[i].min), v3(&|i| b2[i].max));
+        let mut results = vec![pr.test(bmin, bmax, t_max)];
+        // The octant of the lanes with finite directions (the packets scenes trace: a NaN has
+        // no side, and an infinite component's `1/d` is a zero).
+        let numbers = (0..8).filter(|&i| rays[i].dir.is_finite()).fold(0u32, |m, i| m | 1 << i);
+        let octant = pr.octant(numbers);
+        if one_octant {
+            assert!(octant.is_some(), "case {case}: shared signs are one octant");
+        }
+        if let Some(neg) = octant {
+            let pick = |n: bool, lo: Vec3x<F32x8>, hi: Vec3x<F32x8>, a: usize| {
+                let (l, h) = ([lo.x, lo.y, lo.z][a], [hi.x, hi.y, hi.z][a]);
+                if n { (h, l) } else { (l, h) }
+            };
+            let (nx, fx) = pick(neg[0], bmin, bmax, 0);
+            let (ny, fy) = pick(neg[1], bmin, bmax, 1);
+            let (nz, fz) = pick(neg[2], bmin, bmax, 2);
+            results.push(pr.test_ordered(Vec3x::new(nx, ny, nz), Vec3x::new(fx, fy, fz), t_max));
+            ordered += 1;
+        }
+        for (k, (hit, tn)) in results.into_iter().enumerate() {
+            let lanes = if k == 0 { 0xff } else { numbers };
+            for i in (0..8).filter(|&i| lanes >> i & 1 != 0) {
+                let l = hit.lane(i).then(|| tn.lane(i));
+                let s = slab::twin_scalar(&rays[i], rays[i].t_max, &b2[i]);
+                assert!(
+                    same_entry(l, s),
+                    "case {case} test {k} lane {i}: {l:?} vs {s:?}\nray {:?}\nbox {:?}",
+                    rays[i],
+                    b2[i]
+                );
+            }
         }
     }
+    assert!(ordered >= n_cases() / 16, "too few one-octant packets: {ordered}");
 }
 
 #[test]

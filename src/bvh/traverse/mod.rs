@@ -63,7 +63,7 @@ pub use point::*;
 pub use sweep::{SweepLeafAction, SweptSphere, TIME_SLACK, sweep_binary, sweep_wide};
 
 pub use child_order::StackEntry;
-pub use slab::TraversalRay;
+pub use slab::{PacketRay, TraversalRay};
 
 use super::node::{Child, EMPTY_CHILD, LEAF_BIT, Node2, WideBvh, WideNode};
 use crate::lanes::{Lanes, Mask, prefetch};
@@ -351,13 +351,29 @@ pub fn packet_wide<L: Lanes, N: WideNode>(
     stack: &mut TraversalStack,
 ) -> L::Mask {
     let start = rays.active().bitmask();
-    let mut live = start;
-    if bvh.root == EMPTY_CHILD || live == 0 {
+    if bvh.root == EMPTY_CHILD || start == 0 {
         return L::Mask::splat(false);
     }
-    let inv = rays.dir.recip();
-    let far = L::splat(slab::FAR_SCALE);
-    let inv_far = Vec3x::new(inv.x * far, inv.y * far, inv.z * far);
+    let pr = PacketRay::new(rays);
+    // Rays of one octant (coherent packets) share each node's near and far planes: picked
+    // once per node, not per box and lane.
+    match pr.octant(start) {
+        Some(neg) => packet_walk::<L, N, true>(bvh, &pr, neg, start, action, stack),
+        None => packet_walk::<L, N, false>(bvh, &pr, [false; 3], start, action, stack),
+    }
+}
+
+/// The loop of [`packet_wide`]; with `OCTANT`, every active ray's `1/d` has the signs `neg`.
+#[inline(always)]
+fn packet_walk<L: Lanes, N: WideNode, const OCTANT: bool>(
+    bvh: &WideBvh<N>,
+    pr: &PacketRay<L>,
+    neg: [bool; 3],
+    start: u32,
+    action: &mut impl PacketLeafAction<L>,
+    stack: &mut TraversalStack,
+) -> L::Mask {
+    let mut live = start;
     // Entries hold the lanes that entered the child (as bits in `t`): a child is visited
     // with those only.
     let mut cur = StackEntry { child: bvh.root, t: f32::from_bits(live) };
@@ -368,29 +384,38 @@ pub fn packet_wide<L: Lanes, N: WideNode>(
                 Child::Node(idx) => {
                     let node = &bvh.nodes[idx as usize];
                     let [mnx, mny, mnz, mxx, mxy, mxz] = node.columns();
+                    let order = |n: bool, lo, hi| if OCTANT && n { (hi, lo) } else { (lo, hi) };
+                    let (nx, fx) = order(neg[0], mnx, mxx);
+                    let (ny, fy) = order(neg[1], mny, mxy);
+                    let (nz, fz) = order(neg[2], mnz, mxz);
                     let lead = lanes.trailing_zeros() as usize;
                     let t_max = action.t_max();
-                    // (child, lanes, entry time of the first active ray), at most 8.
+                    // (child, lanes, entry time of the first active ray), at most 8, kept
+                    // sorted farthest first (insertion: few entries).
                     let mut hits = [(0u32, 0u32, 0f32); 8];
                     let mut k = 0;
                     for (i, &c) in node.children().iter().enumerate() {
                         if c == EMPTY_CHILD {
                             break; // the collapse fills slots from 0
                         }
-                        let bmin = Vec3x::splat(Vec3::new(mnx[i], mny[i], mnz[i]));
-                        let bmax = Vec3x::splat(Vec3::new(mxx[i], mxy[i], mxz[i]));
-                        let (hit, tn) = slab::packet_test(rays.origin, inv, inv_far, rays.t_min, t_max, bmin, bmax);
+                        let near = Vec3x::splat(Vec3::new(nx[i], ny[i], nz[i]));
+                        let far = Vec3x::splat(Vec3::new(fx[i], fy[i], fz[i]));
+                        let (hit, tn) =
+                            if OCTANT { pr.test_ordered(near, far, t_max) } else { pr.test(near, far, t_max) };
                         let m = hit.bitmask() & lanes;
                         if m != 0 {
                             let key = if m >> lead & 1 != 0 { tn.lane(lead) } else { f32::INFINITY };
-                            hits[k] = (c, m, key);
+                            let mut j = k;
+                            while j > 0 && hits[j - 1].2.total_cmp(&key).is_lt() {
+                                hits[j] = hits[j - 1];
+                                j -= 1;
+                            }
+                            hits[j] = (c, m, key);
                             k += 1;
                         }
                     }
                     if k > 0 {
                         // Farthest first onto the stack, the nearest visited next.
-                        let hits = &mut hits[..k];
-                        hits.sort_unstable_by(|a, b| b.2.total_cmp(&a.2));
                         for &(c, m, _) in &hits[..k - 1] {
                             stack.push(StackEntry { child: c, t: f32::from_bits(m) });
                         }
@@ -412,5 +437,85 @@ pub fn packet_wide<L: Lanes, N: WideNode>(
         }
         let Some(e) = stack.pop() else { return L::Mask::from_bitmask(start & !live) };
         cur = e;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PacketLeafAction, TraversalStack, packet_wide};
+    use crate::bvh::{BuildOptions, build_trees};
+    use crate::kernel::ray_sphere;
+    use crate::lanes::{F32x8, Lanes, Mask};
+    use crate::prim::Sphere;
+    use crate::ray::{Ray, RayPacket};
+    use crate::rng::Rng;
+    use glam::Vec3;
+
+    /// Nearest sphere per lane, with the scalar kernel.
+    struct Nearest<'a> {
+        spheres: &'a [Sphere],
+        perm: &'a [u32],
+        rays: [Ray; 8],
+        best: [Option<(f32, u32)>; 8],
+    }
+
+    impl PacketLeafAction<F32x8> for Nearest<'_> {
+        fn t_max(&self) -> F32x8 {
+            F32x8::load(&std::array::from_fn::<f32, 8, _>(|i| self.best[i].map_or(self.rays[i].t_max, |b| b.0)))
+        }
+        fn leaf(&mut self, first: u32, count: u32, active: <F32x8 as Lanes>::Mask) -> <F32x8 as Lanes>::Mask {
+            for i in (0..8).filter(|&i| active.bitmask() >> i & 1 != 0) {
+                for k in first..first + count {
+                    let id = self.perm[k as usize];
+                    let t_max = self.best[i].map_or(self.rays[i].t_max, |b| b.0);
+                    let r = Ray { t_max, ..self.rays[i] };
+                    if let Some(t) = ray_sphere::intersect_scalar(&r, &self.spheres[id as usize]) {
+                        if self.best[i].is_none_or(|b| (t, id) < b) {
+                            self.best[i] = Some((t, id));
+                        }
+                    }
+                }
+            }
+            <F32x8 as Lanes>::Mask::splat(false)
+        }
+    }
+
+    #[test]
+    fn packets_find_the_nearest_sphere_in_one_octant_and_in_mixed_ones() {
+        // Both box tests of the packet walk (near and far planes picked per node for rays of
+        // one octant, per lane otherwise) against brute force.
+        let mut rng = Rng::new(0x5eed);
+        let spheres: Vec<Sphere> = (0..500).map(|_| Sphere::new(rng.vec3(-10.0, 10.0), rng.range(0.05, 0.6))).collect();
+        let boxes: Vec<_> = spheres.iter().map(Sphere::aabb).collect();
+        let trees = build_trees(&boxes, &BuildOptions::default()).unwrap();
+        let mut stack = TraversalStack::new();
+        let (mut hits, mut packets) = (0, [0; 2]);
+        for case in 0..400 {
+            let one_octant = case % 2 == 0;
+            let base = rng.vec3(-1.0, 1.0).normalize_or(Vec3::X);
+            let rays: [Ray; 8] = std::array::from_fn(|_| {
+                let mut d = rng.vec3(-1.0, 1.0);
+                if one_octant {
+                    d = d.abs().copysign(base);
+                }
+                Ray::new(rng.vec3(-12.0, 12.0), d)
+            });
+            let packet = RayPacket::<F32x8>::from_rays(&rays).unwrap();
+            let mixed = crate::bvh::traverse::PacketRay::new(&packet).octant(0xff).is_none();
+            packets[usize::from(mixed)] += 1;
+            let mut action = Nearest { spheres: &spheres, perm: &trees.perm, rays, best: [None; 8] };
+            packet_wide(&trees.bvh8, &packet, &mut action, &mut stack);
+            for (i, r) in rays.iter().enumerate() {
+                let brute = spheres
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, s)| ray_sphere::intersect_scalar(r, s).map(|t| (t, k as u32)))
+                    .min_by(|a, b| a.partial_cmp(b).unwrap());
+                assert_eq!(action.best[i], brute, "case {case} lane {i}");
+                hits += usize::from(brute.is_some());
+            }
+        }
+        assert!(packets[0] >= 200 && packets[1] >= 150, "both walks exercised: {packets:?}");
+        assert!(hits > 400, "too few hits to mean anything: {hits}");
     }
 }

@@ -1,5 +1,5 @@
 //! The traversal's ray–box test: the slab test of one ray against the child boxes of a wide
-//! node ([`TraversalRay::test`]), of a packet against one box ([`packet_test`]), their
+//! node ([`TraversalRay::test`]), of a packet against one box ([`PacketRay`]), their
 //! operation-for-operation scalar twin ([`twin_scalar`]), and the scalar backend's textbook
 //! form ([`textbook_scalar`]).
 //!
@@ -10,7 +10,7 @@
 
 use crate::lanes::{Lanes, Mask};
 use crate::prim::Aabb;
-use crate::ray::Ray;
+use crate::ray::{Ray, RayPacket};
 use crate::vec3x::Vec3x;
 
 /// Relative widening of a slab interval used by BVH traversal (2⁻²⁰ ≈ 16 ulps, more than
@@ -105,7 +105,7 @@ impl<L: Lanes> TraversalRay<L> {
     }
 }
 
-/// Scalar twin of [`TraversalRay::test`] and [`packet_test`] for one box: the entry time
+/// Scalar twin of [`TraversalRay::test`] and [`PacketRay::test`] for one box: the entry time
 /// if `ray` meets `b` within `[t_min, t_max]`, widened as the lanes versions are. It mirrors the lanes arithmetic operation for operation,
 /// including the NaN rule of the fold, so both agree exactly.
 pub fn twin_scalar(ray: &Ray, t_max: f32, b: &Aabb) -> Option<f32> {
@@ -153,37 +153,91 @@ pub fn textbook_scalar(ray: &Ray, t_max: f32, b: &Aabb) -> Option<f32> {
     (tn <= tf).then_some(tn)
 }
 
-/// Traversal slab test of `N` rays against one box each, for packet traversal: the lanes
-/// twin of [`twin_scalar`] with per-lane rays (`inv = 1/d`, `inv_far = inv ·`
-/// [`FAR_SCALE`]). Returns `(hit, t_enter)`. Its arithmetic repeats [`slab_lanes`](crate::kernel::ray_aabb::slab_lanes) with a
-/// second `1/d`; one shared helper for both (and for [`TraversalRay::test`]) was tried and
-/// measured 3–5 % slower on primary rays, through code layout alone.
-#[inline(always)]
-pub fn packet_test<L: Lanes>(
-    o: Vec3x<L>,
+/// A packet of rays set up for traversal slab tests ([`packet_wide`](super::packet_wide)):
+/// `1/d` for the near planes and `1/d ·` [`FAR_SCALE`] for the far ones, and whether any
+/// lane's interval reaches below 0. When the rays' directions share an octant (the sign of
+/// `1/d` per axis, the same in every lane), the traversal picks the near and far columns
+/// once per node ([`PacketRay::test_ordered`]) instead of selecting per lane and per box
+/// ([`PacketRay::test`]); both equal [`twin_scalar`] lane by lane.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketRay<L: Lanes> {
+    origin: Vec3x<L>,
     inv: Vec3x<L>,
     inv_far: Vec3x<L>,
     t_min: L,
-    t_max: L,
-    bmin: Vec3x<L>,
-    bmax: Vec3x<L>,
-) -> (L::Mask, L) {
-    let zero = L::splat(0.0);
-    let axis = |o: L, inv: L, inv_far: L, lo: L, hi: L| {
-        let neg = inv.lt(zero);
-        ((L::select(neg, hi, lo) - o) * inv, (L::select(neg, lo, hi) - o) * inv_far)
-    };
-    let (nx, fx) = axis(o.x, inv.x, inv_far.x, bmin.x, bmax.x);
-    let (ny, fy) = axis(o.y, inv.y, inv_far.y, bmin.y, bmax.y);
-    let (nz, fz) = axis(o.z, inv.z, inv_far.z, bmin.z, bmax.z);
-    let tn = nz.max(ny.max(nx.max(t_min)));
-    let tf = fz.min(fy.min(fx.min(t_max * L::splat(FAR_SCALE))));
-    let signed = t_min.lt(zero);
-    let (tn, tf) = if signed.any() {
-        let (wn, wf) = widen_signed_lanes(tn, tf);
-        (L::select(signed, wn, tn), L::select(signed, wf, tf))
-    } else {
-        (tn, tf)
-    };
-    (tn.le(tf), tn)
+    signed: L::Mask,
+    any_signed: bool,
+}
+
+impl<L: Lanes> PacketRay<L> {
+    /// Sets up the rays of `rays` (their `t_max` is not used: each test gets the current one).
+    #[inline(always)]
+    pub fn new(rays: &RayPacket<L>) -> Self {
+        let inv = rays.dir.recip();
+        let far = L::splat(FAR_SCALE);
+        let signed = rays.t_min.lt(L::splat(0.0));
+        Self {
+            origin: rays.origin,
+            inv,
+            inv_far: Vec3x::new(inv.x * far, inv.y * far, inv.z * far),
+            t_min: rays.t_min,
+            signed,
+            any_signed: signed.any(),
+        }
+    }
+
+    /// Per axis, whether `1/d < 0` in every lane of `lanes` (a bit set), when all those lanes
+    /// agree on all three axes; `None` otherwise.
+    #[inline(always)]
+    #[must_use]
+    pub fn octant(&self, lanes: u32) -> Option<[bool; 3]> {
+        let zero = L::splat(0.0);
+        let mut neg = [false; 3];
+        for (n, v) in neg.iter_mut().zip([self.inv.x, self.inv.y, self.inv.z]) {
+            let bits = v.lt(zero).bitmask() & lanes;
+            if bits != 0 && bits != lanes {
+                return None;
+            }
+            *n = bits != 0;
+        }
+        Some(neg)
+    }
+
+    /// The slab test against one box in every lane, `bmin`/`bmax` its corners (the near and
+    /// far planes chosen per lane): `(hit, t_enter)`, equal to [`twin_scalar`] lane by lane.
+    /// Its arithmetic repeats [`slab_lanes`](crate::kernel::ray_aabb::slab_lanes) with a
+    /// second `1/d`; one shared helper for both (and for [`TraversalRay::test`]) was tried
+    /// and measured 3–5 % slower on primary rays, through code layout alone.
+    #[inline(always)]
+    pub fn test(&self, bmin: Vec3x<L>, bmax: Vec3x<L>, t_max: L) -> (L::Mask, L) {
+        let zero = L::splat(0.0);
+        let pick = |inv: L, lo: L, hi: L| {
+            let neg = inv.lt(zero);
+            (L::select(neg, hi, lo), L::select(neg, lo, hi))
+        };
+        let (nx, fx) = pick(self.inv.x, bmin.x, bmax.x);
+        let (ny, fy) = pick(self.inv.y, bmin.y, bmax.y);
+        let (nz, fz) = pick(self.inv.z, bmin.z, bmax.z);
+        self.test_ordered(Vec3x::new(nx, ny, nz), Vec3x::new(fx, fy, fz), t_max)
+    }
+
+    /// The slab test against one box whose near and far corners along the rays are given
+    /// (`near` = the box's max on axes where `1/d < 0`, its min elsewhere): valid only for
+    /// lanes in the octant the corners were picked for, where it equals [`Self::test`].
+    #[inline(always)]
+    pub fn test_ordered(&self, near: Vec3x<L>, far: Vec3x<L>, t_max: L) -> (L::Mask, L) {
+        let (o, inv, inv_far) = (&self.origin, &self.inv, &self.inv_far);
+        let (nx, fx) = ((near.x - o.x) * inv.x, (far.x - o.x) * inv_far.x);
+        let (ny, fy) = ((near.y - o.y) * inv.y, (far.y - o.y) * inv_far.y);
+        let (nz, fz) = ((near.z - o.z) * inv.z, (far.z - o.z) * inv_far.z);
+        let tn = nz.max(ny.max(nx.max(self.t_min)));
+        let tf = fz.min(fy.min(fx.min(t_max * L::splat(FAR_SCALE))));
+        let (tn, tf) = if self.any_signed {
+            let (wn, wf) = widen_signed_lanes(tn, tf);
+            (L::select(self.signed, wn, tn), L::select(self.signed, wf, tf))
+        } else {
+            (tn, tf)
+        };
+        (tn.le(tf), tn)
+    }
 }
