@@ -21,7 +21,7 @@ use lanecast::prim::{Soa, Triangle, TriangleLanes};
 use lanecast::rng::Rng;
 use lanecast::scene::Backend;
 use lanecast::vec3x::Vec3x;
-use lanecast::{F32x4, F32x8, Lanes, Mask, Ray, RayPacket, Scene, SceneBuilder, TriangleTest};
+use lanecast::{F32x4, F32x8, F32x16, Lanes, Mask, Ray, RayPacket, Scene, SceneBuilder, TriangleTest};
 use std::collections::HashMap;
 
 const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
@@ -559,6 +559,7 @@ fn check_all_widths(cases: &[(Ray, Triangle)]) {
     check_lanes::<f32>(cases);
     check_lanes::<F32x4>(cases);
     check_lanes::<F32x8>(cases);
+    check_lanes::<F32x16>(cases);
 }
 
 /// Random triangles and rays, a quarter aimed exactly at a vertex or edge point.

@@ -50,7 +50,7 @@
 //! extent, so no box culls a hit this test reports.
 
 use crate::kernel::ray_triangle::TriHit;
-use crate::lanes::{Lanes, Mask};
+use crate::lanes::{Lanes, MAX_LANES, Mask};
 use crate::prim::{Aabb, Triangle, TriangleLanes};
 use crate::ray::{Ray, RayPacket};
 use crate::vec3x::Vec3x;
@@ -411,7 +411,7 @@ fn fix_exact_lanes<L: Lanes>(
     mut exact: u32,
     (hit, t, u, v): (L::Mask, L, L, L),
 ) -> (L::Mask, L, L, L) {
-    let mut buf = [[0f32; 8]; 3];
+    let mut buf = [[0f32; MAX_LANES]; 3];
     t.store(&mut buf[0][..L::N]);
     u.store(&mut buf[1][..L::N]);
     v.store(&mut buf[2][..L::N]);
