@@ -6,7 +6,7 @@ use super::node::{Box3, Bvh2, MAX_BINARY_LEAF, Node2};
 use super::preset::BuildOptions;
 use crate::prim::Aabb;
 use bytemuck::Zeroable;
-use glam::{Vec3A, Vec4};
+use glam::{BVec4A, Vec3A, Vec4};
 use wide::{f32x4, i32x4};
 
 /// Builds a binary BVH over `boxes` top-down by the binned SAH (no reinsertion: that is the
@@ -355,41 +355,71 @@ impl Ctx<'_> {
             idx.iter().for_each(|r| b0.add(grid.bins(r.centroid2()), &r.bounds()));
         }
         // Each side weighs its area by its leaf price; costs are compared exactly as
-        // `1 + (left + right) / parent area`, so near-ties resolve as they always have.
-        let (mut best, mut cost) = (None, f32::INFINITY);
-        let mut right_weight = [0.0f32; MAX_BINS];
+        // `1 + (left + right) / parent area`, so near-ties resolve as they always have. The
+        // three axes are swept together, one lane each (the same operations per lane as a
+        // sweep of one axis, so the same costs); an axis not searched has its lane off.
+        let mut on = [false; 3];
         for &axis in axes {
-            if !matches!(ext[axis].partial_cmp(&0.0), Some(std::cmp::Ordering::Greater)) {
-                continue;
-            }
-            let at = axis * MAX_BINS;
-            let bin = |b: usize| {
+            on[axis] = matches!(ext[axis].partial_cmp(&0.0), Some(std::cmp::Ordering::Greater));
+        }
+        let on = BVec4A::new(on[0], on[1], on[2], false);
+        let bin = |b: usize| -> ([Box3; 3], [u32; 3]) {
+            let one = |a: usize| {
+                let i = a * MAX_BINS + b;
                 if two {
-                    (b0.boxes[at + b].union(&b1.boxes[at + b]), b0.counts[at + b] + b1.counts[at + b])
+                    (b0.boxes[i].union(&b1.boxes[i]), b0.counts[i] + b1.counts[i])
                 } else {
-                    (b0.boxes[at + b], b0.counts[at + b])
+                    (b0.boxes[i], b0.counts[i])
                 }
             };
-            // Sweep from the right, then from the left; an empty side is never a split.
-            let (mut acc, mut cnt) = (Box3::EMPTY, 0);
-            for b in (1..nbins).rev() {
-                let (bx, c) = bin(b);
-                acc = acc.union(&bx);
-                cnt += c;
-                right_weight[b] = if cnt == 0 { f32::INFINITY } else { acc.area() * self.leaf_cost(cnt as usize) };
+            let [(x, cx), (y, cy), (z, cz)] = [one(0), one(1), one(2)];
+            ([x, y, z], [cx, cy, cz])
+        };
+        let pair_cost = self.opts.leaf_pair_cost;
+        // Per axis lane: the area of `acc` times the leaf price of `cnt` primitives.
+        let weight = |acc: &[Box3; 3], cnt: &[u32; 3]| {
+            let e = acc.map(|b| (b.max - b.min).max(Vec3A::ZERO));
+            let (ex, ey, ez) = (
+                Vec4::new(e[0].x, e[1].x, e[2].x, 0.0),
+                Vec4::new(e[0].y, e[1].y, e[2].y, 0.0),
+                Vec4::new(e[0].z, e[1].z, e[2].z, 0.0),
+            );
+            let area = 2.0 * (ex * ey + ey * ez + ez * ex);
+            let pairs = Vec4::new(cnt[0].div_ceil(2) as f32, cnt[1].div_ceil(2) as f32, cnt[2].div_ceil(2) as f32, 0.0);
+            area * (pairs * pair_cost)
+        };
+        let empty = |cnt: &[u32; 3]| BVec4A::new(cnt[0] == 0, cnt[1] == 0, cnt[2] == 0, true);
+        // Sweep from the right, then from the left; an empty side is never a split.
+        let mut right_weight = [Vec4::ZERO; MAX_BINS];
+        let (mut acc, mut cnt) = ([Box3::EMPTY; 3], [0u32; 3]);
+        for b in (1..nbins).rev() {
+            let (bx, c) = bin(b);
+            for a in 0..3 {
+                acc[a] = acc[a].union(&bx[a]);
+                cnt[a] += c[a];
             }
-            let (mut acc, mut cnt) = (Box3::EMPTY, 0);
-            for (b, &right) in right_weight.iter().enumerate().take(nbins).skip(1) {
-                let (bx, c) = bin(b - 1);
-                acc = acc.union(&bx);
-                cnt += c;
-                if cnt == 0 {
-                    continue;
-                }
-                let c = 1.0 + (acc.area() * self.leaf_cost(cnt as usize) + right) / parent_area;
-                if c < cost {
-                    (best, cost) = (Some((axis, b)), c);
-                }
+            right_weight[b] = Vec4::select(empty(&cnt), Vec4::INFINITY, weight(&acc, &cnt));
+        }
+        let (mut acc, mut cnt) = ([Box3::EMPTY; 3], [0u32; 3]);
+        let (mut lane_cost, mut lane_bin) = (Vec4::INFINITY, Vec4::ZERO);
+        for (b, &right) in right_weight.iter().enumerate().take(nbins).skip(1) {
+            let (bx, c) = bin(b - 1);
+            for a in 0..3 {
+                acc[a] = acc[a].union(&bx[a]);
+                cnt[a] += c[a];
+            }
+            let c = 1.0 + (weight(&acc, &cnt) + right) / parent_area;
+            // Strictly cheaper only, so each axis keeps its first cheapest bin.
+            let better = c.cmplt(lane_cost) & on & !empty(&cnt);
+            lane_cost = Vec4::select(better, c, lane_cost);
+            lane_bin = Vec4::select(better, Vec4::splat(b as f32), lane_bin); // exact: b < 48
+        }
+        // Axes in order, strictly cheaper only: the first cheapest (axis, bin) wins, as in
+        // one sweep of the axes one after the other.
+        let (mut best, mut cost) = (None, f32::INFINITY);
+        for axis in 0..3 {
+            if lane_cost[axis] < cost {
+                (best, cost) = (Some((axis, lane_bin[axis] as usize)), lane_cost[axis]);
             }
         }
         best.map(|(axis, bin)| (Split { axis, bin, cost }, grid))
@@ -460,6 +490,77 @@ mod tests {
             let child = t.nodes[root.index as usize + k];
             assert!(child.max[0] - child.min[0] < 10.0, "child {k} spans {:?}..{:?}", child.min, child.max);
         }
+    }
+
+    /// The plain SAH sweep: each axis alone, bins from the boxes by `Grid::bins`, the first
+    /// strictly cheapest `(axis, bin)` in axis-major order.
+    fn reference_split(ctx: &Ctx, refs: &[Ref], info: &Info) -> Option<(usize, usize, f32)> {
+        let nbins = ctx.opts.bins.clamp(2, MAX_BINS).min(refs.len().max(4));
+        let grid = Grid::new(&info.cent, nbins);
+        let ext = info.cent.max - info.cent.min;
+        let parent = info.bounds.area().max(f32::MIN_POSITIVE);
+        let mut best = None;
+        let mut cost = f32::INFINITY;
+        for axis in 0..3 {
+            if ext[axis].partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+                continue;
+            }
+            let mut bins = vec![(Box3::EMPTY, 0usize); nbins];
+            for r in refs {
+                let b = grid.bins(r.centroid2())[axis] - axis * MAX_BINS;
+                bins[b] = (bins[b].0.union(&r.bounds()), bins[b].1 + 1);
+            }
+            let side = |range: &[(Box3, usize)]| {
+                let (b, n) = range.iter().fold((Box3::EMPTY, 0), |(a, n), (b, m)| (a.union(b), n + m));
+                (n > 0).then(|| b.area() * ctx.leaf_cost(n))
+            };
+            for split in 1..nbins {
+                let (Some(l), Some(r)) = (side(&bins[..split]), side(&bins[split..])) else { continue };
+                let c = 1.0 + (l + r) / parent;
+                if c < cost {
+                    (best, cost) = (Some((axis, split)), c);
+                }
+            }
+        }
+        best.map(|(a, b)| (a, b, cost))
+    }
+
+    #[test]
+    fn the_three_axis_sweep_picks_the_plain_sweeps_split() {
+        // Random nodes of every size, some with boxes repeated (equal costs: the tie rule),
+        // some flat on an axis (its lane off), at every bin count.
+        let mut rng = Rng::new(0x5a4);
+        let mut scratch = Scratch::new();
+        let mut splits = 0;
+        for case in 0..600 {
+            let n = [2, 3, 5, 17, 63, 64, 65, 200, 1000][case % 9];
+            let mut b = boxes(n, case as u64);
+            if case % 4 == 1 {
+                for i in 0..n / 2 {
+                    b[n - 1 - i] = b[i]; // pairs of equal boxes
+                }
+            }
+            if case % 4 == 2 {
+                let y = b[0].min.y;
+                for x in &mut b {
+                    *x = Aabb::new(Vec3::new(x.min.x, y, x.min.z), Vec3::new(x.max.x, y + 0.5, x.max.z));
+                }
+            }
+            let refs: Vec<Ref> = b.iter().zip(0..).map(|(b, i)| Ref::new(b, i)).collect();
+            let info = Info::of(&refs);
+            let bins = [2, 8, 32, 48][rng.below(4) as usize];
+            let opts = BuildOptions { bins, ..BuildOptions::default() };
+            let ctx = Ctx { opts: &opts };
+            let got = ctx.best_split(&refs, &info, &mut scratch).map(|(s, _)| (s.axis, s.bin, s.cost));
+            let want = reference_split(&ctx, &refs, &info);
+            assert_eq!(
+                got.map(|g| (g.0, g.1, g.2.to_bits())),
+                want.map(|w| (w.0, w.1, w.2.to_bits())),
+                "case {case}, {n} boxes, {bins} bins"
+            );
+            splits += usize::from(got.is_some());
+        }
+        assert!(splits > 500, "too few splits to mean anything: {splits}");
     }
 
     #[test]
