@@ -7,7 +7,9 @@
 
 use super::kind::{KindBvh, LeafPacket, LeafRay, Traceable};
 use super::{Backend, Scene, TriangleTest};
-use crate::bvh::traverse::{self, AnyHit, Closest, LeafAction, Mode, PacketLeafAction, TraversalRay, TraversalStack};
+use crate::bvh::traverse::{
+    self, AnyHit, Closest, LeafAction, Mode, PacketLeafAction, PacketRay, TraversalRay, TraversalStack,
+};
 use crate::bvh::{Node4, Node8, WideBvh, WideNode};
 use crate::hit::{Hit, HitKind, HitPacket, HitSoa, NO_ID};
 use crate::kernel::ray_plane;
@@ -20,20 +22,13 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 /// True when the directions of the `active` lanes all lie in one octant (the same signs of
-/// x, y and z; `-0.0` counts as negative): a packet worth traversing together. Rays of
-/// different octants order a node's children differently and part ways early; those go one
-/// at a time.
+/// x, y and z; `-0.0` counts as negative, its reciprocal being `-inf`): a packet worth
+/// traversing together. Rays of different octants order a node's children differently and
+/// part ways early; those go one at a time. The octant is the traversal's own
+/// ([`PacketRay::octant`]), which then picks each node's near and far planes once.
 #[inline]
 fn same_octant<L: Lanes>(rays: &RayPacket<L>, active: L::Mask) -> bool {
-    let neg = |v: L| {
-        // The sign bit: `v < 0` misses `-0.0`, and `-0.0` gives `1/d = -inf` like a negative.
-        let mut a = [0.0f32; 8];
-        v.store(&mut a);
-        a.iter().take(L::N).enumerate().fold(0u32, |m, (k, x)| m | (u32::from(x.is_sign_negative()) << k))
-    };
-    let a = active.bitmask();
-    let (x, y, z) = (neg(rays.dir.x) & a, neg(rays.dir.y) & a, neg(rays.dir.z) & a);
-    (x == 0 || x == a) && (y == 0 || y == a) && (z == 0 || z == a)
+    PacketRay::new(rays).octant(active.bitmask()).is_some()
 }
 
 /// The best hit so far: key `t`, with its barycentrics.
