@@ -187,6 +187,13 @@ impl TraversalStack {
     }
 }
 
+/// Prefetches wide child `r` of node `here`: the child's node, or, for a leaf, the current
+/// node again (cached; this saves a branch on the kind).
+#[inline(always)]
+fn fetch_child<N>(nodes: &[N], r: u32, here: u32) {
+    prefetch(&nodes[if r & LEAF_BIT == 0 { r } else { here } as usize]);
+}
+
 /// Closest hit (with [`Closest`]) or any hit (with [`AnyHit`]) of one ray through a wide
 /// tree: calls `action.leaf` for every leaf whose box the ray enters within `[t_min,
 /// action.t_max()]`. `L::N` must equal the node width (checked at compile time). Returns
@@ -205,11 +212,9 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
     // Every child that will be visited is prefetched as soon as it is known (incoherent rays
     // wait on memory more than on arithmetic; even the child visited next gains, measured on
     // bunny los). A leaf "prefetches" the current node, which is cached: no branch on the kind.
-    let fetch = |r: u32, here: u32| prefetch(&bvh.nodes[if r & LEAF_BIT == 0 { r } else { here } as usize]);
-    let push = |stack: &mut TraversalStack, r: u32, t: f32, here: u32| {
-        fetch(r, here);
-        stack.push(StackEntry { child: r, t });
-    };
+    // (A function, not a closure: LLVM kept the closure out of line, and the call cost a
+    // `vzeroupper` and reloads of the ray's registers at every step down.)
+    let nodes = &bvh.nodes[..];
     let mut cur = bvh.root;
     loop {
         if cur & LEAF_BIT == 0 {
@@ -223,7 +228,7 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
                 let rest = bits & (bits - 1);
                 if rest == 0 {
                     cur = kids[first];
-                    fetch(cur, idx);
+                    fetch_child(nodes, cur, idx);
                     continue;
                 }
                 if M::ANY {
@@ -240,11 +245,12 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
                         while b != 0 {
                             let i = b.trailing_zeros() as usize;
                             b &= b - 1;
-                            push(stack, kids[i], tn.lane(i), idx);
+                            fetch_child(nodes, kids[i], idx);
+                            stack.push(StackEntry { child: kids[i], t: tn.lane(i) });
                         }
                     }
                     cur = kids[first];
-                    fetch(cur, idx);
+                    fetch_child(nodes, cur, idx);
                     continue;
                 }
                 // Two or more: order them (nearest next, the rest on the stack farthest
@@ -262,7 +268,7 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
                 while b != 0 {
                     let i = b.trailing_zeros() as usize;
                     b &= b - 1;
-                    fetch(kids[i], idx);
+                    fetch_child(nodes, kids[i], idx);
                 }
                 continue;
             }
