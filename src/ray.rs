@@ -15,7 +15,7 @@
 //! a primitive only when the ray's mask and its geometry's mask share a bit
 //! ([`crate::SceneBuilder::set_mask`]). The kernels ignore it.
 
-use crate::lanes::{Lanes, MAX_LANES, Mask};
+use crate::lanes::{Lanes, MAX_LANES, MAX_PACKET_LANES, Mask};
 use crate::vec3x::Vec3x;
 use glam::Vec3;
 
@@ -261,6 +261,51 @@ impl<L: Lanes> RayPacket<L> {
         assert!(i < L::N, "lane {i} of a {}-lane packet", L::N);
         Ray::with_interval(self.origin.lane(i), self.dir.lane(i), self.t_min.lane(i), self.t_max.lane(i))
             .with_mask(self.mask[i])
+    }
+
+    /// The packet's columns stored once into plain arrays, for reading several of its rays
+    /// one by one (reading a lane of a vector by a variable index stores the whole vector
+    /// each time).
+    #[inline(always)]
+    pub(crate) fn columns(&self) -> PacketColumns {
+        const { assert!(L::N <= MAX_PACKET_LANES, "scene packets hold at most 8 rays") };
+        let mut c = [[0.0f32; MAX_PACKET_LANES]; 8];
+        for (col, v) in c.iter_mut().zip([
+            &self.origin.x,
+            &self.origin.y,
+            &self.origin.z,
+            &self.dir.x,
+            &self.dir.y,
+            &self.dir.z,
+            &self.t_min,
+            &self.t_max,
+        ]) {
+            v.store(&mut col[..L::N]);
+        }
+        let mut mask = [0u32; MAX_PACKET_LANES];
+        mask[..L::N].copy_from_slice(&self.mask.as_ref()[..L::N]);
+        PacketColumns { c, mask }
+    }
+}
+
+/// A packet's rays as plain arrays ([`RayPacket::columns`]).
+pub(crate) struct PacketColumns {
+    c: [[f32; MAX_PACKET_LANES]; 8],
+    mask: [u32; MAX_PACKET_LANES],
+}
+
+impl PacketColumns {
+    /// The ray of lane `i` (equal to [`RayPacket::ray`]).
+    #[inline(always)]
+    pub(crate) fn ray(&self, i: usize) -> Ray {
+        let c = |k: usize| self.c[k][i];
+        Ray {
+            origin: Vec3::new(c(0), c(1), c(2)),
+            dir: Vec3::new(c(3), c(4), c(5)),
+            t_min: c(6),
+            t_max: c(7),
+            mask: self.mask[i],
+        }
     }
 }
 

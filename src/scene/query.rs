@@ -164,6 +164,22 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
     traverse::ray_wide::<M, L, N>(bvh, &pre.ray, &mut action, stack)
 }
 
+/// Writes hit `h` into lane `i` of a packet's answer: the float fields into `f` (`t`, `u`,
+/// `v`, normal `x`, `y`, `z`, stored into `out` once at the end), the ids into `out`.
+#[inline(always)]
+fn put_lane<L: Lanes>(f: &mut [[f32; 8]; 6], out: &mut HitPacket<L>, i: usize, h: &Hit) {
+    f[0][i] = h.t;
+    f[1][i] = h.u;
+    f[2][i] = h.v;
+    f[3][i] = h.normal.x;
+    f[4][i] = h.normal.y;
+    f[5][i] = h.normal.z;
+    out.geom[i] = h.geom;
+    out.prim[i] = h.prim;
+    out.kind[i] = h.kind;
+    out.inst[i] = h.inst;
+}
+
 impl Scene {
     /// Offers the planes' hits to `best` (the emptiness check inlined: most scenes have none).
     #[inline(always)]
@@ -451,30 +467,8 @@ impl Scene {
         if requested == 0 {
             return;
         }
-        let mut best = [Best::new(0.0, (0.0, 0.0)); MAX_PACKET_LANES];
-        for (i, b) in best.iter_mut().enumerate().take(L::N) {
-            *b = Best::with_filter(rays.t_max.lane(i), (0.0, 0.0), self.mask_filter(rays.mask[i]));
-        }
-        let active = rays.active();
-        if active.any() {
-            match backend.resolve() {
-                // The scalar backend, and rays that do not share a direction octant in the
-                // wide ones: one at a time through the backend's tree (a packet whose lanes go
-                // different ways would visit the union of their paths).
-                one if one == Backend::Scalar || !same_octant(rays, active) => {
-                    let mut bits = active.bitmask();
-                    while bits != 0 {
-                        let i = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        best[i] = self.trace_ray::<Closest>(&rays.ray(i), one);
-                    }
-                }
-                Backend::X4 => self.packet_kinds::<L, Node4, Closest>(rays, &mut best, scratch),
-                _ => self.packet_kinds::<L, Node8, Closest>(rays, &mut best, scratch),
-            }
-        }
-        // Write the results lane by lane into plain arrays (starting from `out`, so lanes that
-        // were not requested keep their values), then store each field once.
+        // Written lane by lane into plain arrays (starting from `out`, so lanes that were not
+        // requested keep their values), then each field stored once.
         // (Plain statements: an array of vectors walked by an iterator was copied through
         // memory several times, a tenth of a bunny packet's time.)
         let mut f = [[0.0f32; 8]; 6];
@@ -484,24 +478,39 @@ impl Scene {
         out.normal.x.store(&mut f[3]);
         out.normal.y.store(&mut f[4]);
         out.normal.z.store(&mut f[5]);
-        for (i, b) in best.iter().enumerate().take(L::N) {
-            if requested & (1 << i) != 0 {
-                let mut h = self.finish(&rays.ray(i), b);
-                if !self.inst.is_empty() {
-                    // Instances lane by lane (each lane's ray carried into each frame).
-                    h = self.inst.closest(&rays.ray(i), backend, h);
+        let active = rays.active();
+        let one = backend.resolve();
+        if one == Backend::Scalar || !active.any() || !same_octant(rays, active) {
+            // The scalar backend, and rays that do not share a direction octant in the wide
+            // ones: one at a time through the backend's tree (a packet whose lanes go
+            // different ways would visit the union of their paths). Each lane is
+            // `intersect_with` of its ray (a miss for an invalid one), read from the packet's
+            // columns stored once.
+            let cols = rays.columns();
+            let mut bits = requested;
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                put_lane(&mut f, out, i, &self.intersect_with(&cols.ray(i), one).unwrap_or(Hit::MISS));
+            }
+        } else {
+            let mut best = [Best::new(0.0, (0.0, 0.0)); MAX_PACKET_LANES];
+            for (i, b) in best.iter_mut().enumerate().take(L::N) {
+                *b = Best::with_filter(rays.t_max.lane(i), (0.0, 0.0), self.mask_filter(rays.mask[i]));
+            }
+            match one {
+                Backend::X4 => self.packet_kinds::<L, Node4, Closest>(rays, &mut best, scratch),
+                _ => self.packet_kinds::<L, Node8, Closest>(rays, &mut best, scratch),
+            }
+            for (i, b) in best.iter().enumerate().take(L::N) {
+                if requested & (1 << i) != 0 {
+                    let mut h = self.finish(&rays.ray(i), b);
+                    if !self.inst.is_empty() {
+                        // Instances lane by lane (each lane's ray carried into each frame).
+                        h = self.inst.closest(&rays.ray(i), backend, h);
+                    }
+                    put_lane(&mut f, out, i, &h.unwrap_or(Hit::MISS));
                 }
-                let h = h.unwrap_or(Hit::MISS);
-                f[0][i] = h.t;
-                f[1][i] = h.u;
-                f[2][i] = h.v;
-                f[3][i] = h.normal.x;
-                f[4][i] = h.normal.y;
-                f[5][i] = h.normal.z;
-                out.geom[i] = h.geom;
-                out.prim[i] = h.prim;
-                out.kind[i] = h.kind;
-                out.inst[i] = h.inst;
             }
         }
         out.t = L::load(&f[0]);
@@ -532,34 +541,33 @@ impl Scene {
         if active.none() {
             return active;
         }
+        let one = backend.resolve();
+        if one == Backend::Scalar || !same_octant(rays, active) {
+            // One at a time, as in `intersect_packet_with`: each lane is `occluded_with`.
+            let cols = rays.columns();
+            let (mut bits, mut b) = (0u32, active.bitmask());
+            while b != 0 {
+                let i = b.trailing_zeros() as usize;
+                b &= b - 1;
+                bits |= u32::from(self.occluded_with(&cols.ray(i), one)) << i;
+            }
+            return L::Mask::from_bitmask(bits) & active;
+        }
         let mut best = [Best::new(0.0, (0.0, 0.0)); MAX_PACKET_LANES];
         for (i, b) in best.iter_mut().enumerate().take(L::N) {
             *b = Best::with_filter(rays.t_max.lane(i), (0.0, 0.0), self.mask_filter(rays.mask[i]));
         }
+        self.planes_packet(rays, &mut best);
         let mut bits = 0u32;
-        match backend.resolve() {
-            // One at a time, as in `intersect_packet_with`.
-            one if one == Backend::Scalar || !same_octant(rays, active) => {
-                let mut b = active.bitmask();
-                while b != 0 {
-                    let i = b.trailing_zeros() as usize;
-                    b &= b - 1;
-                    bits |= u32::from(self.trace_ray::<AnyHit>(&rays.ray(i), one).found()) << i;
-                }
-            }
-            wide => {
-                self.planes_packet(rays, &mut best);
-                for (i, b) in best.iter().enumerate().take(L::N) {
-                    bits |= u32::from(b.found()) << i;
-                }
-                let rest = rays.with_mask(L::Mask::from_bitmask(!bits));
-                if rest.active().any() {
-                    if wide == Backend::X4 {
-                        bits |= self.packet_any::<L, Node4>(&rest, &mut best, scratch);
-                    } else {
-                        bits |= self.packet_any::<L, Node8>(&rest, &mut best, scratch);
-                    }
-                }
+        for (i, b) in best.iter().enumerate().take(L::N) {
+            bits |= u32::from(b.found()) << i;
+        }
+        let rest = rays.with_mask(L::Mask::from_bitmask(!bits));
+        if rest.active().any() {
+            if one == Backend::X4 {
+                bits |= self.packet_any::<L, Node4>(&rest, &mut best, scratch);
+            } else {
+                bits |= self.packet_any::<L, Node8>(&rest, &mut best, scratch);
             }
         }
         if !self.inst.is_empty() {
