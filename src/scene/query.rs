@@ -216,14 +216,18 @@ impl Scene {
         }
     }
 
-    #[inline(always)]
+    /// The hit record of the best candidate, if any. Left to the compiler to inline (as is
+    /// [`Scene::hit_record`]): forced into the one out-of-line traversal, it made that
+    /// function's hot loops slower on Zen 4 (primary rays 5–8 %, see ARCHITECTURE.md), though
+    /// callgrind counted fewer instructions.
+    #[inline]
     fn finish(&self, ray: &Ray, b: &Best) -> Option<Hit> {
         b.found().then(|| self.hit_record(ray, b.key, b.at.0, b.at.1, b.kind, b.index))
     }
 
     /// The hit record of primitive `index` of kind `kind` (leaf order; planes: plane index)
     /// at `t`, with its normal and ids.
-    #[inline(always)]
+    #[inline]
     pub(super) fn hit_record(&self, ray: &Ray, t: f32, u: f32, v: f32, kind: u8, index: u32) -> Hit {
         let p = ray.at(t);
         let i = index as usize;
