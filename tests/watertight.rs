@@ -725,3 +725,23 @@ fn traversal_bounds_widen_every_side() {
     let bad = Triangle::new(Vec3::new(f32::INFINITY, 0.0, 0.0), Vec3::ONE, Vec3::X);
     assert_eq!(format!("{:?}", watertight::traversal_bounds(&bad)), format!("{:?}", bad.aabb()));
 }
+
+/// A hit on a triangle whose f32 cross product underflows to zero (edges of 1e-24: the
+/// product is 1e-48, below the smallest f32) reports the f64 unit normal, +z here, in every
+/// backend: the hit record's sliver case (`Triangle::normal_at`).
+#[test]
+fn a_sliver_hit_reports_its_f64_unit_normal() {
+    use lanecast::{Backend, Ray, SceneBuilder};
+    let e = 1e-24f32;
+    let tri = Triangle::new(Vec3::ZERO, Vec3::new(e, 0.0, 0.0), Vec3::new(0.0, e, 0.0));
+    assert_eq!(tri.normal(), Vec3::ZERO, "the f32 normal must underflow for this test");
+    let mut b = SceneBuilder::new();
+    b.add_triangle(tri).unwrap();
+    let scene = b.build().unwrap();
+    let ray = Ray::new(Vec3::new(0.25 * e, 0.25 * e, 1.0), Vec3::NEG_Z);
+    for backend in [Backend::Scalar, Backend::X4, Backend::X8] {
+        let h = scene.intersect_with(&ray, backend).unwrap_or_else(|| panic!("{backend:?}: no hit"));
+        assert_eq!(h.t, 1.0, "{backend:?}");
+        assert_eq!(h.normal, Vec3::Z, "{backend:?}");
+    }
+}

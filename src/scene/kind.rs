@@ -143,15 +143,23 @@ impl Traceable for Triangle {
     }
     /// The geometric normal; for a sliver whose f32 cross product vanishes, the f64 one
     /// (zero only when the vertices are exactly collinear).
+    #[inline]
     fn normal_at(&self, _p: Vec3, _u: f32, _v: f32) -> Vec3 {
         let n = self.normal();
         if n != Vec3::ZERO {
             return n;
         }
-        let [a, b, c] = self.v.map(|v| v.as_dvec3());
-        let n: DVec3 = (b - a).cross(c - a).normalize_or_zero();
-        n.as_vec3()
+        sliver_normal(self)
     }
+}
+
+/// [`Triangle::normal_at`]'s rare case, out of line: the f64 normal of a sliver.
+#[cold]
+#[inline(never)]
+fn sliver_normal(t: &Triangle) -> Vec3 {
+    let [a, b, c] = t.v.map(|v| v.as_dvec3());
+    let n: DVec3 = (b - a).cross(c - a).normalize_or_zero();
+    n.as_vec3()
 }
 
 impl Traceable for Sphere {
