@@ -218,8 +218,9 @@ impl Scene {
 
     /// The hit record of the best candidate, if any. Left to the compiler to inline (as is
     /// [`Scene::hit_record`]): forced into the one out-of-line traversal, it made that
-    /// function's hot loops slower on Zen 4 (primary rays 5–8 %, see ARCHITECTURE.md), though
-    /// callgrind counted fewer instructions.
+    /// function's hot loops slower on Zen 4 (primary rays 5–8 % in a single-ray probe, about
+    /// 2 % in the traversal bench; see ARCHITECTURE.md), though callgrind counted fewer
+    /// instructions.
     #[inline]
     fn finish(&self, ray: &Ray, b: &Best) -> Option<Hit> {
         b.found().then(|| self.hit_record(ray, b.key, b.at.0, b.at.1, b.kind, b.index))
