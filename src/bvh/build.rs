@@ -426,22 +426,23 @@ impl Ctx<'_> {
     }
 }
 
-/// Moves the elements satisfying `pred` to the front, keeping their order (one pass, each
-/// element tested once), and returns how many there are, with the bounds of both sides. The
-/// order of primitives within leaves is the one this builder has always produced.
+/// Moves the elements satisfying `pred` to the front, keeping their order (those that fail
+/// it are permuted), and returns how many there are, with the bounds of both sides.
+///
+/// Branch-free (Lomuto's scheme without its branch): about as many references go each way,
+/// in an order a predictor often cannot learn, so every step swaps `v[i]` with `v[m]` and
+/// advances `m` only when `v[i]` goes left (while `m` stays, the swap exchanges two
+/// references that both go right). The two sides' bounds come in a second pass.
 fn partition(v: &mut [Ref], pred: impl Fn(&Ref) -> bool) -> (usize, Info, Info) {
-    let (mut li, mut ri) = (Info::EMPTY, Info::EMPTY);
     let mut m = 0;
     for i in 0..v.len() {
-        if pred(&v[i]) {
-            li.grow(&v[i]);
-            v.swap(i, m);
-            m += 1;
-        } else {
-            ri.grow(&v[i]);
-        }
+        let x = v[i];
+        let left = pred(&x);
+        v[i] = v[m];
+        v[m] = x;
+        m += usize::from(left);
     }
-    (m, li, ri)
+    (m, Info::of(&v[..m]), Info::of(&v[m..]))
 }
 
 #[cfg(test)]
@@ -471,6 +472,36 @@ mod tests {
         validate_bvh2(&one, &b).unwrap();
         assert_eq!(one.nodes, many.nodes);
         assert_eq!(one.perm, many.perm);
+    }
+
+    #[test]
+    fn partition_puts_the_left_references_first_in_order_and_bounds_both_sides() {
+        // Predicates of every pattern: alternating, runs, all one way, random.
+        let b = boxes(300, 11);
+        let refs: Vec<Ref> = b.iter().enumerate().map(|(i, b)| Ref::new(b, i as u32)).collect();
+        let mut rng = Rng::new(12);
+        let coin: Vec<bool> = (0..refs.len()).map(|_| rng.next_u64() & 1 == 1).collect();
+        let preds: [&dyn Fn(u32) -> bool; 5] =
+            [&|i| i % 2 == 0, &|i| (i / 7) % 2 == 1, &|_| true, &|_| false, &|i| coin[i as usize]];
+        for pred in preds {
+            let mut v = refs.clone();
+            let (m, li, ri) = partition(&mut v, |r| pred(r.id()));
+            let want_left: Vec<u32> = (0..refs.len() as u32).filter(|&i| pred(i)).collect();
+            let left: Vec<u32> = v[..m].iter().map(Ref::id).collect();
+            assert_eq!(left, want_left, "the left references, in their input order");
+            let mut right: Vec<u32> = v[m..].iter().map(Ref::id).collect();
+            right.sort_unstable();
+            let want_right: Vec<u32> = (0..refs.len() as u32).filter(|&i| !pred(i)).collect();
+            assert_eq!(right, want_right, "every other reference, once");
+            // Both sides' bounds against a fold over the input boxes (doubled centroids).
+            for (got, ids) in [(li, &want_left), (ri, &want_right)] {
+                let boxes = ids.iter().map(|&i| b[i as usize]);
+                let bounds = boxes.clone().fold(Aabb::EMPTY, |a, b| a.union(&b));
+                let cent = boxes.fold(Aabb::EMPTY, |a, b| a.grow(b.min + b.max));
+                assert_eq!(got.bounds.aabb(), bounds);
+                assert_eq!(got.cent.aabb(), cent);
+            }
+        }
     }
 
     #[test]
