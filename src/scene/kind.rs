@@ -145,9 +145,13 @@ impl Traceable for Triangle {
     /// (zero only when the vertices are exactly collinear).
     #[inline]
     fn normal_at(&self, _p: Vec3, _u: f32, _v: f32) -> Vec3 {
-        let n = self.normal();
-        if n != Vec3::ZERO {
-            return n;
+        // `Triangle::normal` (glam's `normalize_or_zero`: `s · (1 / |s|)` when that factor is
+        // finite and positive, which is exactly `0 < |s|² < ∞`), tested on the squared length
+        // so the branch does not wait for the square root and the division.
+        let s = self.scaled_normal();
+        let l2 = s.dot(s);
+        if l2 > 0.0 && l2 < f32::INFINITY {
+            return s * (1.0 / l2.sqrt());
         }
         sliver_normal(self)
     }
