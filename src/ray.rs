@@ -198,6 +198,23 @@ impl<L: Lanes> RayPacket<L> {
         p.mask = L::splat_ids(r.mask);
         p
     }
+    /// [`RayPacket::splat`] of a ray already known to be valid ([`Ray::is_valid`]): every
+    /// lane requested and active, without testing the ray again (the single-ray traversal
+    /// has checked it once).
+    #[inline(always)]
+    pub(crate) fn splat_valid(r: &Ray) -> Self {
+        debug_assert!(r.is_valid());
+        let all = L::Mask::splat(true);
+        Self {
+            origin: Vec3x::splat(r.origin),
+            dir: Vec3x::splat(r.dir),
+            t_min: L::splat(r.t_min),
+            t_max: L::splat(r.t_max),
+            mask: L::splat_ids(r.mask),
+            requested: all,
+            active: all,
+        }
+    }
     /// Up to `N` rays in lanes `0..rays.len()`; the lanes past them are not requested.
     ///
     /// # Errors
@@ -528,6 +545,23 @@ impl RaySoa {
 mod tests {
     use super::*;
     use crate::lanes::{F32x8, F32x16};
+
+    #[test]
+    fn a_valid_ray_splats_alike_with_and_without_the_check() {
+        let mut rng = crate::rng::Rng::new(0x5_91a7);
+        for _ in 0..200 {
+            let r = Ray::with_interval(rng.vec3(-1e3, 1e3), rng.unit_vec3() * rng.range(1e-3, 1e3), -1.0, 5.0)
+                .with_mask(rng.below(1 << 20) as u32);
+            assert!(r.is_valid());
+            let (a, b) = (RayPacket::<F32x8>::splat(&r), RayPacket::<F32x8>::splat_valid(&r));
+            assert_eq!((a.requested().bitmask(), a.active().bitmask()), (0xff, 0xff));
+            assert_eq!((b.requested().bitmask(), b.active().bitmask()), (0xff, 0xff));
+            for i in 0..8 {
+                assert_eq!(a.ray(i), r);
+                assert_eq!(b.ray(i), r);
+            }
+        }
+    }
 
     #[test]
     fn packets_validate_each_lane_and_stop_past_the_storage() {

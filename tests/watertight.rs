@@ -582,6 +582,63 @@ fn random_cases(seed: u64, n: usize, scale: f32, offset: Vec3) -> Vec<(Ray, Tria
         .collect()
 }
 
+/// The set-up of Woop et al., from its definition with plain indexing: `kz` the first axis
+/// of largest `|d|`, `kx`, `ky` the next two (cyclically), swapped when `d[kz] < 0`.
+fn sheared_by_definition(o: Vec3, d: Vec3) -> ([usize; 3], [f32; 3], [f32; 3]) {
+    let (o, d) = (o.to_array(), d.to_array());
+    let mut kz = 0;
+    for k in 1..3 {
+        if d[k].abs() > d[kz].abs() {
+            kz = k;
+        }
+    }
+    let (mut kx, mut ky) = ((kz + 1) % 3, (kz + 2) % 3);
+    if d[kz] < 0.0 {
+        std::mem::swap(&mut kx, &mut ky);
+    }
+    ([kx, ky, kz], [d[kx] / d[kz], d[ky] / d[kz], 1.0 / d[kz]], [o[kx], o[ky], o[kz]])
+}
+
+#[test]
+fn the_shear_set_up_follows_its_definition_bit_for_bit() {
+    let mut rng = Rng::new(0x5_4ea2);
+    let mut dirs = vec![
+        // Ties between axes (the first wins), signed zeros, one component only, both signs,
+        // huge and tiny (as far as a valid ray goes: |d|² must stay a positive finite f32).
+        Vec3::new(1.0, 1.0, 1.0),
+        Vec3::new(-1.0, 1.0, -1.0),
+        Vec3::new(0.5, -2.0, 2.0),
+        Vec3::new(-0.0, 0.0, -3.0),
+        Vec3::new(0.0, -0.0, 1e-15),
+        Vec3::new(-1e15, 0.0, -0.0),
+        Vec3::new(0.0, -7.0, -0.0),
+        Vec3::new(1e-18, -1e-18, 0.0),
+        Vec3::new(1e18, -1e18, 1.0),
+    ];
+    for _ in 0..4000 {
+        let scale = 10f32.powi(rng.below(31) as i32 - 15);
+        let mut d = rng.vec3(-1.0, 1.0) * scale;
+        if rng.below(4) == 0 {
+            // Exact ties in magnitude, with random signs.
+            let m = d.abs().max_element();
+            d = Vec3::new(m.copysign(d.x), m.copysign(d.y), d.z);
+        }
+        dirs.push(d);
+    }
+    let mut axes_seen = [[false; 2]; 3];
+    for (i, &d) in dirs.iter().enumerate() {
+        let o = Vec3::new(1.0 + i as f32, -2.0 * i as f32, 0.5 - i as f32);
+        let s = ShearedRay::new(&Ray::new(o, d)).expect("valid ray");
+        let (axes, shear, origin) = sheared_by_definition(o, d);
+        assert_eq!(s.axes, axes, "{d:?}");
+        assert_eq!(s.shear.to_array().map(f32::to_bits), shear.map(f32::to_bits), "{d:?}");
+        assert_eq!(s.origin_in_axes.to_array(), origin, "{d:?}");
+        assert_eq!(s.origin, o);
+        axes_seen[axes[2]][usize::from(d[axes[2]] < 0.0)] = true;
+    }
+    assert_eq!(axes_seen, [[true; 2]; 3], "every kz with both signs");
+}
+
 #[test]
 fn lanes_equal_the_scalar_reference_on_random_input() {
     for (seed, scale, offset) in [

@@ -54,7 +54,7 @@ use crate::lanes::{Lanes, MAX_LANES, Mask};
 use crate::prim::{Aabb, Triangle, TriangleLanes};
 use crate::ray::{Ray, RayPacket};
 use crate::vec3x::Vec3x;
-use glam::Vec3;
+use glam::{BVec3A, Vec3, Vec3A, Vec3Swizzles};
 
 /// Relative margin of the division-free range pre-check (far above f32 rounding, so the
 /// pre-check never rejects a hit that the exact test after the division keeps).
@@ -112,28 +112,34 @@ impl ShearedRay {
     /// The set-up for origin `o` and a finite, non-zero direction `d`.
     #[inline(always)]
     fn of(o: Vec3, d: Vec3) -> Self {
-        // Arrays, not glam's `Index` (a `match` with a panic arm per access).
-        let (o, d) = (o.to_array(), d.to_array());
-        let a = [d[0].abs(), d[1].abs(), d[2].abs()];
-        let kz = if a[0] >= a[1] && a[0] >= a[2] {
+        let a = d.abs();
+        let kz = if a.x >= a.y && a.x >= a.z {
             0
-        } else if a[1] >= a[2] {
+        } else if a.y >= a.z {
             1
         } else {
             2
         };
+        // Both vectors are permuted in registers (a rotation chosen by `kz`, then x and y
+        // swapped when `d[kz] < 0`), with no round trip through memory to index them, and
+        // the three quotients of the shear come from one 4-wide division (each lane is the
+        // same IEEE quotient as a scalar division).
+        let (at0, at1) = (BVec3A::splat(kz == 0), BVec3A::splat(kz == 1));
+        let rotate = |v: Vec3A| Vec3A::select(at0, v.yzx(), Vec3A::select(at1, v.zxy(), v));
+        let (dr, or) = (rotate(Vec3A::from(d)), rotate(Vec3A::from(o)));
+        let flip = BVec3A::splat(dr.z < 0.0);
+        let (dr, or) = (Vec3A::select(flip, dr.yxz(), dr), Vec3A::select(flip, or.yxz(), or));
         const NEXT: [usize; 3] = [1, 2, 0];
         const AFTER: [usize; 3] = [2, 0, 1];
         let (mut kx, mut ky) = (NEXT[kz], AFTER[kz]);
-        if d[kz] < 0.0 {
+        if dr.z < 0.0 {
             core::mem::swap(&mut kx, &mut ky);
         }
-        let dz = d[kz];
         Self {
-            origin: Vec3::from(o),
+            origin: o,
             axes: [kx, ky, kz],
-            shear: Vec3::new(d[kx] / dz, d[ky] / dz, 1.0 / dz),
-            origin_in_axes: Vec3::new(o[kx], o[ky], o[kz]),
+            shear: Vec3::from(Vec3A::new(dr.x, dr.y, 1.0) / dr.z),
+            origin_in_axes: Vec3::from(or),
         }
     }
 

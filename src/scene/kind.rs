@@ -43,7 +43,7 @@ impl<L: Lanes> LeafRay<L> {
                 ShearedRay { origin: ray.origin, axes: [0, 1, 2], shear: glam::Vec3::ONE, origin_in_axes: ray.origin }
             }
         };
-        Self { packet: RayPacket::splat(ray), sheared, t_min: ray.t_min, test }
+        Self { packet: RayPacket::splat_valid(ray), sheared, t_min: ray.t_min, test }
     }
 }
 
