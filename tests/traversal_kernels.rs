@@ -11,6 +11,7 @@ use common::{SPECIALS, interval, magnitude, zero_some};
 use glam::Vec3;
 use lanecast::bvh::traverse::child_order::{self, StackEntry};
 use lanecast::bvh::traverse::slab::{self, PacketRay, TraversalRay};
+use lanecast::bvh::{Node4, Node8, WideNode};
 use lanecast::kernel::ray_aabb;
 use lanecast::prim::Aabb;
 use lanecast::rng::Rng;
@@ -103,11 +104,29 @@ fn check_node<L: Lanes>(ray: &Ray, boxes: &[Aabb]) {
     }
 }
 
+/// One ray against a wide node built from `boxes`: `test_node` (the column offsets chosen
+/// per ray) gives exactly what `test` gives on the same columns.
+fn check_wide_node<L: Lanes, N: WideNode>(ray: &Ray, boxes: &[Aabb]) {
+    let mut node = N::empty();
+    for (i, b) in boxes.iter().enumerate() {
+        node.set(i, b, i as u32);
+    }
+    let tr = TraversalRay::<L>::new(ray);
+    let (hit, tn) = tr.test_node(&node, ray.t_max);
+    let (want_hit, want_tn) = tr.test(node.columns(), ray.t_max);
+    assert_eq!(hit.bitmask(), want_hit.bitmask(), "{} lanes\nray {ray:?}\nboxes {boxes:?}", L::N);
+    for i in (0..L::N).filter(|&i| hit.lane(i)) {
+        assert_eq!(tn.lane(i).to_bits(), want_tn.lane(i).to_bits(), "{} lanes, lane {i}\nray {ray:?}", L::N);
+    }
+}
+
 fn check_widths(ray: &Ray, boxes: &[Aabb; 8]) {
     check_node::<F32x8>(ray, boxes);
     check_node::<F32x4>(ray, &boxes[..4]);
     check_node::<F32x4>(ray, &boxes[4..]);
     check_node::<f32>(ray, &boxes[..1]);
+    check_wide_node::<F32x8, Node8>(ray, boxes);
+    check_wide_node::<F32x4, Node4>(ray, &boxes[..4]);
 }
 
 #[test]

@@ -176,6 +176,9 @@ pub trait WideNode: Pod + Send + Sync + sealed::Sealed + 'static {
     fn child_aabb(&self, i: usize) -> Aabb;
     /// The six box columns `[min_x, min_y, min_z, max_x, max_y, max_z]`, `WIDTH` values each.
     fn columns(&self) -> [&[f32]; 6];
+    /// The same six columns back to back (`6 · WIDTH` values; column `k` starts at
+    /// `k · WIDTH`): what [`crate::bvh::traverse::TraversalRay::test_node`] reads.
+    fn box_columns(&self) -> &[f32];
 }
 
 mod sealed {
@@ -244,6 +247,11 @@ macro_rules! wide_node {
             #[inline(always)]
             fn columns(&self) -> [&[f32]; 6] {
                 [&self.min_x, &self.min_y, &self.min_z, &self.max_x, &self.max_y, &self.max_z]
+            }
+            #[inline(always)]
+            fn box_columns(&self) -> &[f32] {
+                // `repr(C)` arrays of 4-byte values: the columns are contiguous, in order.
+                &bytemuck::cast_slice::<Self, f32>(core::slice::from_ref(self))[..6 * $w]
             }
         }
     };

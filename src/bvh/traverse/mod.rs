@@ -220,7 +220,7 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
         if cur & LEAF_BIT == 0 {
             let idx = cur;
             let node = &bvh.nodes[idx as usize];
-            let (hit, tn) = ray.test(node.columns(), action.t_max());
+            let (hit, tn) = ray.test_node(node, action.t_max());
             let bits = hit.bitmask();
             if bits != 0 {
                 let kids = node.children();

@@ -8,6 +8,7 @@
 //! culled by rounding. The NaN rule is the one of [`crate::kernel::ray_aabb`]: a ray lying in a
 //! slab plane produces `0 · inf = NaN` there, which the `max`/`min` fold drops.
 
+use crate::bvh::WideNode;
 use crate::lanes::{Lanes, Mask};
 use crate::prim::Aabb;
 use crate::ray::{Ray, RayPacket};
@@ -65,6 +66,10 @@ pub struct TraversalRay<L: Lanes> {
     t_min: L,
     neg: [bool; 3],
     signed: bool,
+    /// Per axis, where the near plane's column starts in a node's
+    /// [`WideNode::box_columns`]: `(axis + 3 · side) · N`, so at most `5 · N`; the far
+    /// plane's is the other side's, `(2 · axis + 3) · N` minus that.
+    near: [usize; 3],
 }
 
 impl<L: Lanes> TraversalRay<L> {
@@ -72,14 +77,35 @@ impl<L: Lanes> TraversalRay<L> {
     #[inline(always)]
     pub fn new(ray: &Ray) -> Self {
         let inv = ray.dir.recip();
+        let neg = [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0];
+        let column = |axis: usize, max: bool| (axis + if max { 3 } else { 0 }) * L::N;
         Self {
             origin: Vec3x::splat(ray.origin),
             inv: Vec3x::splat(inv),
             inv_far: Vec3x::splat(inv * FAR_SCALE),
             t_min: L::splat(ray.t_min),
-            neg: [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0],
+            neg,
             signed: ray.t_min < 0.0,
+            near: [0, 1, 2].map(|a| column(a, neg[a])),
         }
+    }
+
+    /// [`TraversalRay::test`] against the child boxes of `node`, the same lanes and entry
+    /// times, reading each plane's column at an offset chosen once per ray (no per-node
+    /// choice of column).
+    #[inline(always)]
+    pub fn test_node<N: WideNode>(&self, node: &N, t_max: f32) -> (L::Mask, L) {
+        const { assert!(L::N == N::WIDTH, "the lanes must be as wide as the nodes") };
+        let cols = node.box_columns();
+        assert!(cols.len() == 6 * L::N, "a node has six box columns");
+        // SAFETY: every offset in `near` is `(axis + 3 · side) · N` with `axis < 3` and
+        // `side <= 1` (set in `new`, never changed), and the far one is the other side's: at
+        // most `5 · N`, so the `N` values read from there lie within the `6 · N` of `cols`.
+        let load = |at: usize| unsafe { L::load_ptr(cols.as_ptr().add(at)) };
+        let (nx, ny, nz) = (load(self.near[0]), load(self.near[1]), load(self.near[2]));
+        let far = |a: usize| (2 * a + 3) * L::N - self.near[a];
+        let (fx, fy, fz) = (load(far(0)), load(far(1)), load(far(2)));
+        self.fold(nx, ny, nz, fx, fy, fz, t_max)
     }
 
     /// Slab test against the boxes whose columns are `[min_x, min_y, min_z, max_x, max_y,
@@ -95,6 +121,13 @@ impl<L: Lanes> TraversalRay<L> {
         let (nx, fx) = pick(self.neg[0], mnx, mxx);
         let (ny, fy) = pick(self.neg[1], mny, mxy);
         let (nz, fz) = pick(self.neg[2], mnz, mxz);
+        self.fold(nx, ny, nz, fx, fy, fz, t_max)
+    }
+
+    /// The slab arithmetic on the near and far planes of each axis.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn fold(&self, nx: L, ny: L, nz: L, fx: L, fy: L, fz: L, t_max: f32) -> (L::Mask, L) {
         let (o, inv, inv_far) = (&self.origin, &self.inv, &self.inv_far);
         // NaN (a ray lying in a slab plane) is dropped by the fold: see the module docs.
         let tn = ((nz - o.z) * inv.z).max(((ny - o.y) * inv.y).max(((nx - o.x) * inv.x).max(self.t_min)));
