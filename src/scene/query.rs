@@ -317,7 +317,7 @@ impl Scene {
     #[inline]
     pub fn intersect_with(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
         if !self.inst.is_empty() {
-            return self.intersect_instanced(ray, backend);
+            return self.intersect_instanced(*ray, backend);
         }
         let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
         self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |r, b| {
@@ -331,9 +331,12 @@ impl Scene {
     }
 
     /// [`Scene::intersect_with`] of a scene with instances: its own primitives (when it has
-    /// any), then the instances.
+    /// any), then the instances. The ray is taken by value: the copy is made on this call's
+    /// path only (through `&Ray`, every single-ray query stored the ray to memory for it
+    /// before testing for instances).
     #[inline(never)]
-    fn intersect_instanced(&self, ray: &Ray, backend: Backend) -> Option<Hit> {
+    fn intersect_instanced(&self, ray: Ray, backend: Backend) -> Option<Hit> {
+        let ray = &ray;
         let own = if self.has_own() { self.finish(ray, &self.trace_ray::<Closest>(ray, backend)) } else { None };
         self.inst.closest(ray, backend, own)
     }
@@ -347,15 +350,17 @@ impl Scene {
     #[inline]
     pub fn occluded_with(&self, ray: &Ray, backend: Backend) -> bool {
         if !self.inst.is_empty() {
-            return self.occluded_instanced(ray, backend);
+            return self.occluded_instanced(*ray, backend);
         }
         let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
         self.trace_by_value::<AnyHit, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |_, b| b.found())
     }
 
-    /// [`Scene::occluded_with`] of a scene with instances.
+    /// [`Scene::occluded_with`] of a scene with instances (the ray by value, as in
+    /// [`Scene::intersect_instanced`]).
     #[inline(never)]
-    fn occluded_instanced(&self, ray: &Ray, backend: Backend) -> bool {
+    fn occluded_instanced(&self, ray: Ray, backend: Backend) -> bool {
+        let ray = &ray;
         let own = self.has_own() && self.trace_ray::<AnyHit>(ray, backend).found();
         own || self.inst.any(ray, backend)
     }
