@@ -127,12 +127,13 @@ impl ShearedRay {
         let (at0, at1) = (BVec3A::splat(kz == 0), BVec3A::splat(kz == 1));
         let rotate = |v: Vec3A| Vec3A::select(at0, v.yzx(), Vec3A::select(at1, v.zxy(), v));
         let (dr, or) = (rotate(Vec3A::from(d)), rotate(Vec3A::from(o)));
-        let flip = BVec3A::splat(dr.z < 0.0);
+        let swap = dr.z < 0.0;
+        let flip = BVec3A::splat(swap);
         let (dr, or) = (Vec3A::select(flip, dr.yxz(), dr), Vec3A::select(flip, or.yxz(), or));
         const NEXT: [usize; 3] = [1, 2, 0];
         const AFTER: [usize; 3] = [2, 0, 1];
         let (mut kx, mut ky) = (NEXT[kz], AFTER[kz]);
-        if dr.z < 0.0 {
+        if swap {
             core::mem::swap(&mut kx, &mut ky);
         }
         Self {

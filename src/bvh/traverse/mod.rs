@@ -3,8 +3,9 @@
 //! (as parry's `TraversalAction` does).
 //!
 //! * [`ray_wide`]: one ray through a 4- or 8-wide tree ([`WideBvh`]), one slab test against all
-//!   children of a node ([`TraversalRay::test`]); for closest hits the hit children are
-//!   ordered by [`child_order`] (nearest visited next, the rest stacked farthest first).
+//!   children of a node ([`TraversalRay::test_node`]); for closest hits the nearest hit child
+//!   is visited next and the rest are stacked farthest first (two hit children by one
+//!   comparison, three or more by [`child_order`]).
 //! * [`ray_binary`]: one ray through a binary tree with the textbook slab test (the scalar
 //!   backend, the reference).
 //! * [`packet_wide`]: `N` rays together through a wide tree: each child box against every ray.

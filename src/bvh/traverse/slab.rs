@@ -64,11 +64,11 @@ pub struct TraversalRay<L: Lanes> {
     inv: Vec3x<L>,
     inv_far: Vec3x<L>,
     t_min: L,
-    neg: [bool; 3],
     signed: bool,
     /// Per axis, where the near plane's column starts in a node's
-    /// [`WideNode::box_columns`]: `(axis + 3 · side) · N`, so at most `5 · N`; the far
-    /// plane's is the other side's, `(2 · axis + 3) · N` minus that.
+    /// [`WideNode::box_columns`]: `(axis + 3 · side) · N` (side 1, the max column, when
+    /// `1/d < 0` on that axis), so at most `5 · N`; the far plane's is the other side's,
+    /// `(2 · axis + 3) · N` minus that.
     near: [usize; 3],
 }
 
@@ -84,7 +84,6 @@ impl<L: Lanes> TraversalRay<L> {
             inv: Vec3x::splat(inv),
             inv_far: Vec3x::splat(inv * FAR_SCALE),
             t_min: L::splat(ray.t_min),
-            neg,
             signed: ray.t_min < 0.0,
             near: [0, 1, 2].map(|a| column(a, neg[a])),
         }
@@ -118,9 +117,10 @@ impl<L: Lanes> TraversalRay<L> {
         let pick = |neg: bool, lo: &[f32], hi: &[f32]| {
             if neg { (L::load(hi), L::load(lo)) } else { (L::load(lo), L::load(hi)) }
         };
-        let (nx, fx) = pick(self.neg[0], mnx, mxx);
-        let (ny, fy) = pick(self.neg[1], mny, mxy);
-        let (nz, fz) = pick(self.neg[2], mnz, mxz);
+        let neg = |axis: usize| self.near[axis] >= 3 * L::N;
+        let (nx, fx) = pick(neg(0), mnx, mxx);
+        let (ny, fy) = pick(neg(1), mny, mxy);
+        let (nz, fz) = pick(neg(2), mnz, mxz);
         self.fold(nx, ny, nz, fx, fy, fz, t_max)
     }
 
