@@ -68,6 +68,18 @@ impl<'a, X: Copy> Best<'a, X> {
             (self.key, self.at, self.kind, self.index, self.ids) = (key, at, kind, index, ids);
         }
     }
+    /// Any-hit queries: takes candidate `ids[index]` unless the mask filter refuses it, and
+    /// says whether it did. No key comparison: the kernels report only keys within the bound,
+    /// and an any-hit query ends at the first candidate taken. No prefetch of its ids either
+    /// (an any-hit answer does not read them).
+    #[inline(always)]
+    pub(super) fn take_any(&mut self, key: f32, at: X, kind: u8, index: u32, ids: &'a [[u32; 2]]) -> bool {
+        let admitted = self.admits(ids, index);
+        if admitted {
+            (self.key, self.at, self.kind, self.index, self.ids) = (key, at, kind, index, ids);
+        }
+        admitted
+    }
     /// True once a candidate was taken.
     pub(super) fn found(&self) -> bool {
         self.kind != u8::MAX

@@ -89,10 +89,13 @@ fn leaf_lanes<'a, L: Lanes, P: Traceable, M: Mode>(
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            best.offer(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids);
-            // Any hit: the first one the mask admits ends the query.
-            if M::ANY && best.found() {
-                return true;
+            if M::ANY {
+                // Any hit: the first one the mask admits ends the query.
+                if best.take_any(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids) {
+                    return true;
+                }
+            } else {
+                best.offer(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids);
             }
         }
         i += L::N;
