@@ -18,7 +18,7 @@ use crate::lanes::{F32x4, F32x8, Lanes, MAX_PACKET_LANES, Mask};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket, RaySoa};
 use crate::vec3x::Vec3x;
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 use rayon::prelude::*;
 
 /// True when the directions of the `active` lanes all lie in one octant (the same signs of
@@ -235,13 +235,16 @@ impl Scene {
     pub(super) fn hit_record(&self, ray: &Ray, t: f32, u: f32, v: f32, kind: u8, index: u32) -> Hit {
         let p = ray.at(t);
         let i = index as usize;
+        // The arms hand the normal over in one SIMD register (`Vec3A`): as three separate
+        // floats, the arms' results met on the stack, stored one float at a time and read back
+        // two at a time, a load the CPU cannot forward from those stores.
         let (normal, [geom, prim], kind) = match kind {
-            0 => (self.tris.prims.get(i).normal_at(p, u, v), self.tris.ids[i], HitKind::Triangle),
-            1 => (self.spheres.prims.get(i).normal_at(p, u, v), self.spheres.ids[i], HitKind::Sphere),
-            2 => (self.boxes.prims.get(i).normal_at(p, u, v), self.boxes.ids[i], HitKind::Box),
-            _ => (self.planes.get(i).normal.normalize_or_zero(), self.plane_ids[i], HitKind::Plane),
+            0 => (Vec3A::from(self.tris.prims.get(i).normal_at(p, u, v)), self.tris.ids[i], HitKind::Triangle),
+            1 => (Vec3A::from(self.spheres.prims.get(i).normal_at(p, u, v)), self.spheres.ids[i], HitKind::Sphere),
+            2 => (Vec3A::from(self.boxes.prims.get(i).normal_at(p, u, v)), self.boxes.ids[i], HitKind::Box),
+            _ => (Vec3A::from(self.planes.get(i).normal.normalize_or_zero()), self.plane_ids[i], HitKind::Plane),
         };
-        Hit { t, geom, prim, u, v, normal, kind, inst: NO_ID }
+        Hit { t, geom, prim, u, v, normal: normal.into(), kind, inst: NO_ID }
     }
 
     #[inline(always)]
