@@ -287,7 +287,7 @@ fn closed_boundaries_in_every_width() {
 }
 
 /// A scene hit carries its primitive's unit geometric normal, on every backend, in packets and
-/// in batches: a triangle's `(v1 - v0) × (v2 - v0)` normalised (worked out in f64 here), a
+/// in batches: a triangle's `(v1 - v0) × (v2 - v0)` normalised (worked out by hand below), a
 /// sphere's outward normal at the hit point, a box's outward face normal and a plane's
 /// normalised normal, each written out by hand.
 #[test]

@@ -65,7 +65,7 @@ impl<'a, X: Copy> Best<'a, X> {
             && self.admits(ids, index)
         {
             crate::lanes::prefetch_line(&ids[index as usize]);
-            (self.key, self.at, self.kind, self.index, self.ids) = (key, at, kind, index, ids);
+            self.take(key, at, kind, index, ids);
         }
     }
     /// Any-hit queries: takes candidate `ids[index]` unless the mask filter refuses it, and
@@ -76,9 +76,14 @@ impl<'a, X: Copy> Best<'a, X> {
     pub(super) fn take_any(&mut self, key: f32, at: X, kind: u8, index: u32, ids: &'a [[u32; 2]]) -> bool {
         let admitted = self.admits(ids, index);
         if admitted {
-            (self.key, self.at, self.kind, self.index, self.ids) = (key, at, kind, index, ids);
+            self.take(key, at, kind, index, ids);
         }
         admitted
+    }
+    /// Makes candidate `ids[index]` the best (the one place both takers store it).
+    #[inline(always)]
+    fn take(&mut self, key: f32, at: X, kind: u8, index: u32, ids: &'a [[u32; 2]]) {
+        (self.key, self.at, self.kind, self.index, self.ids) = (key, at, kind, index, ids);
     }
     /// True once a candidate was taken.
     pub(super) fn found(&self) -> bool {
