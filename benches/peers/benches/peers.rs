@@ -139,7 +139,11 @@ fn run_range<P: Peer>(p: &P, set: &str, rays: &RaySoa, range: std::ops::Range<us
     if set == "los" {
         range.filter(|&i| p.occluded(&rays.ray(i))).count()
     } else {
-        range.filter(|&i| p.closest(&rays.ray(i)).is_some()).count()
+        // Every field of every hit is read (`Peer::closest_record`), as a caller would.
+        let mut sum = 0.0f32;
+        let n = range.filter_map(|i| p.closest_record(&rays.ray(i))).map(|x| sum += x).count();
+        black_box(sum);
+        n
     }
 }
 
@@ -177,7 +181,7 @@ fn parallel<P: Peer + Sync>(p: &P, set: &str, rays: &RaySoa) -> usize {
 #[cfg(feature = "embree")]
 fn lanecast_packets(lc: &Lanecast, set: &str, rays: &RaySoa, scratch: &mut PacketScratch) -> usize {
     let rays = black_box(rays);
-    let mut n = 0;
+    let (mut n, mut sum) = (0, 0.0f32);
     let mut out = HitPacket::<F32x8>::default();
     for i in (0..rays.len()).step_by(8) {
         let p = rays.packet::<F32x8>(i);
@@ -185,9 +189,17 @@ fn lanecast_packets(lc: &Lanecast, set: &str, rays: &RaySoa, scratch: &mut Packe
             lc.scene.occluded_packet_with(&p, scratch, lanecast::Backend::X8).bitmask().count_ones()
         } else {
             lc.scene.intersect_packet_with(&p, &mut out, scratch, lanecast::Backend::X8);
-            out.hit_mask().bitmask().count_ones()
+            // Every field of every hit lane is read, as a caller would.
+            let mut bits = out.hit_mask().bitmask();
+            let hits = bits.count_ones();
+            while bits != 0 {
+                sum += lanecast_peers::hit_checksum(&out.lane(bits.trailing_zeros() as usize));
+                bits &= bits - 1;
+            }
+            hits
         } as usize;
     }
+    black_box(sum);
     n
 }
 

@@ -298,6 +298,14 @@ impl Peer for Embree {
         unsafe { (self.api.intersect1)(self.scene, &mut rh, std::ptr::null_mut()) };
         (rh.hit.geom_id != INVALID_ID).then_some(rh.ray.tfar)
     }
+    fn closest_record(&self, ray: &Ray) -> Option<f32> {
+        let mut rh = RtcRayHit { ray: Self::ray(ray), hit: RtcHit { geom_id: INVALID_ID, ..RtcHit::default() } };
+        // SAFETY: as in `closest`.
+        unsafe { (self.api.intersect1)(self.scene, &mut rh, std::ptr::null_mut()) };
+        let h = &rh.hit;
+        let ids = h.geom_id ^ h.prim_id.rotate_left(8) ^ h.inst_id[0].rotate_left(16);
+        (h.geom_id != INVALID_ID).then(|| rh.ray.tfar + h.u + h.v + h.ng[0] + h.ng[1] + h.ng[2] + (ids & 0xff) as f32)
+    }
     fn occluded(&self, ray: &Ray) -> bool {
         let mut r = Self::ray(ray);
         // SAFETY: as in `closest`.

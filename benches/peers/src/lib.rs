@@ -102,12 +102,28 @@ pub trait Peer {
     const NAME: &'static str;
     /// Closest hit `t` (units of `ray.dir`) in `[ray.t_min, ray.t_max]`, if any.
     fn closest(&self, ray: &Ray) -> Option<f32>;
+    /// The closest hit with every field of the record the library hands back (normal,
+    /// barycentrics, ids) folded into one number, `None` on a miss: what the timed loops
+    /// call, so that an optimiser that sees only `t` read cannot drop the work a caller pays
+    /// for. Libraries whose record is `t` alone keep this default.
+    #[inline]
+    fn closest_record(&self, ray: &Ray) -> Option<f32> {
+        self.closest(ray)
+    }
     /// True if anything is hit in `[ray.t_min, ray.t_max]`.
     fn occluded(&self, ray: &Ray) -> bool;
 }
 
 // ---------------------------------------------------------------------------------------
 // lanecast
+
+/// Every field of a lanecast hit folded into one number, read one by one as a caller reads
+/// them (`t`, `u`, `v`, the normal, the ids and the kind).
+#[inline(always)]
+pub fn hit_checksum(h: &lanecast::Hit) -> f32 {
+    let ids = h.geom ^ h.prim.rotate_left(8) ^ h.inst.rotate_left(16) ^ (h.kind as u32) << 24;
+    h.t + h.u + h.v + h.normal.x + h.normal.y + h.normal.z + (ids & 0xff) as f32
+}
 
 /// lanecast with the 8-wide backend.
 pub struct Lanecast {
@@ -134,6 +150,10 @@ impl Peer for Lanecast {
     #[inline]
     fn closest(&self, ray: &Ray) -> Option<f32> {
         self.scene.intersect_with(ray, Backend::X8).map(|h| h.t)
+    }
+    #[inline]
+    fn closest_record(&self, ray: &Ray) -> Option<f32> {
+        self.scene.intersect_with(ray, Backend::X8).map(|h| hit_checksum(&h))
     }
     #[inline]
     fn occluded(&self, ray: &Ray) -> bool {
