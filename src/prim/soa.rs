@@ -265,6 +265,27 @@ impl Soa<Triangle> {
             v2: Vec3x::new(at.get(6 + x), at.get(6 + y), at.get(6 + z)),
         }
     }
+    /// Triangle `index[k]` in lane `k` for every bit `k` of `lanes` (lanes without a bit
+    /// hold zeros, as does every lane from `N` on): a gather of a few known triangles, such
+    /// as the hits of a packet.
+    ///
+    /// # Panics
+    /// If a gathered index is `>= len()`.
+    #[inline]
+    pub fn gather_lanes<L: Lanes>(&self, index: &[u32; 8], lanes: u32) -> TriangleLanes<L> {
+        let mut c = [[0.0f32; 8]; 9];
+        let mut bits = lanes & 0xff;
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let t = self.get(index[k] as usize);
+            for (j, v) in t.v.iter().enumerate() {
+                (c[3 * j][k], c[3 * j + 1][k], c[3 * j + 2][k]) = (v.x, v.y, v.z);
+            }
+        }
+        let v = |j: usize| Vec3x::new(L::load(&c[j]), L::load(&c[j + 1]), L::load(&c[j + 2]));
+        TriangleLanes { v0: v(0), v1: v(3), v2: v(6) }
+    }
 }
 
 /// A position `i` in a block's columns, checked by [`Soa::lanes`] to leave `N` readable
@@ -608,6 +629,31 @@ impl Primitive for Capsule {
 mod tests {
     use super::*;
     use crate::lanes::{F32x8, F32x16};
+
+    #[test]
+    fn gather_lanes_puts_each_indexed_triangle_in_its_lane_and_zeros_elsewhere() {
+        let tris: Vec<Triangle> = (0..20)
+            .map(|i| {
+                let x = i as f32;
+                Triangle::new(Vec3::new(x, 1.0, 2.0), Vec3::new(3.0, x, 4.0), Vec3::new(5.0, 6.0, -x))
+            })
+            .collect();
+        let s = Soa::from_slice(&tris);
+        let index = [19, 0, 7, 7, 3, 12, 1, 18];
+        let g = s.gather_lanes::<F32x8>(&index, 0b1011_0101);
+        for k in 0..8 {
+            let want = if 0b1011_0101 >> k & 1 == 1 {
+                tris[index[k] as usize]
+            } else {
+                Triangle::new(Vec3::ZERO, Vec3::ZERO, Vec3::ZERO)
+            };
+            assert_eq!(g.lane(k), want, "lane {k}");
+        }
+        // Bits from lane 8 on are ignored; an index past the end panics.
+        assert_eq!(s.gather_lanes::<F32x8>(&index, 0x100).lane(0), Triangle::new(Vec3::ZERO, Vec3::ZERO, Vec3::ZERO));
+        let r = std::panic::catch_unwind(|| s.gather_lanes::<F32x8>(&[20; 8], 1));
+        assert!(r.is_err(), "index 20 of 20 triangles must panic");
+    }
 
     #[test]
     fn lanes_reads_padding_and_slack_and_stops_past_them() {

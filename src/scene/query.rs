@@ -518,15 +518,46 @@ impl Scene {
                 Backend::X4 => self.packet_kinds::<L, Node4, Closest>(rays, &mut best, scratch),
                 _ => self.packet_kinds::<L, Node8, Closest>(rays, &mut best, scratch),
             }
-            for (i, b) in best.iter().enumerate().take(L::N) {
-                if requested & (1 << i) != 0 {
-                    let mut h = self.finish(&rays.ray(i), b);
-                    if !self.inst.is_empty() {
-                        // Instances lane by lane (each lane's ray carried into each frame).
-                        h = self.inst.closest(&rays.ray(i), backend, h);
+            // The triangle hits' normals for all lanes at once (the hit records were a
+            // sixth of a coherent bunny packet's time one lane at a time); slivers and
+            // other kinds go through `hit_record` lane by lane.
+            let (mut index, mut tris) = ([0u32; 8], 0u32);
+            if self.inst.is_empty() {
+                for (i, b) in best.iter().enumerate().take(L::N) {
+                    if requested & (1 << i) != 0 && b.found() && b.kind == Triangle::KIND {
+                        (index[i], tris) = (b.index, tris | 1 << i);
                     }
-                    put_lane(&mut f, out, i, &h.unwrap_or(Hit::MISS));
                 }
+            }
+            let mut normal = [[0.0f32; 8]; 3];
+            if tris != 0 {
+                let (n, usable) = super::kind::unit_normals(&self.tris.prims.gather_lanes::<L>(&index, tris));
+                n.x.store(&mut normal[0][..L::N]);
+                n.y.store(&mut normal[1][..L::N]);
+                n.z.store(&mut normal[2][..L::N]);
+                tris &= usable.bitmask();
+            }
+            // A lane's ray is read from the columns stored once, and only for a lane that
+            // needs it (extracting it from the packet's vectors stores every vector).
+            let cols = rays.columns();
+            let mut bits = requested;
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let b = &best[i];
+                let h = if tris & (1 << i) != 0 {
+                    let [geom, prim] = self.tris.ids[b.index as usize];
+                    let n = Vec3::new(normal[0][i], normal[1][i], normal[2][i]);
+                    let (t, (u, v)) = (b.key, b.at);
+                    Some(Hit { t, geom, prim, u, v, normal: n, kind: HitKind::Triangle, inst: NO_ID })
+                } else if self.inst.is_empty() {
+                    b.found().then(|| self.hit_record(&cols.ray(i), b.key, b.at.0, b.at.1, b.kind, b.index))
+                } else {
+                    // Instances lane by lane (each lane's ray carried into each frame).
+                    let ray = cols.ray(i);
+                    self.inst.closest(&ray, backend, self.finish(&ray, b))
+                };
+                put_lane(&mut f, out, i, &h.unwrap_or(Hit::MISS));
             }
         }
         out.t = L::load(&f[0]);
