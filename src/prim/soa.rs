@@ -278,9 +278,10 @@ impl Soa<Triangle> {
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let t = self.get(index[k] as usize);
-            for (j, v) in t.v.iter().enumerate() {
-                (c[3 * j][k], c[3 * j + 1][k], c[3 * j + 2][k]) = (v.x, v.y, v.z);
+            let i = index[k] as usize;
+            assert!(i < self.len, "index {i} out of range for {} shapes", self.len);
+            for (col, lane) in c.iter_mut().enumerate() {
+                lane[k] = self.data[col * self.stride + i];
             }
         }
         let v = |j: usize| Vec3x::new(L::load(&c[j]), L::load(&c[j + 1]), L::load(&c[j + 2]));

@@ -39,10 +39,6 @@ pub(super) struct Best<'a, X: Copy> {
 }
 
 impl<'a, X: Copy> Best<'a, X> {
-    /// Nothing found yet; candidates with a key up to `limit` are accepted.
-    pub(super) fn new(limit: f32, at: X) -> Self {
-        Self { key: limit, at, kind: u8::MAX, index: 0, ids: &[], filter: None }
-    }
     /// Nothing found yet, refusing candidates that `filter` does not admit.
     #[inline(always)]
     pub(super) fn with_filter(limit: f32, at: X, filter: Option<MaskFilter<'a>>) -> Self {
@@ -102,7 +98,7 @@ mod tests {
     #[test]
     fn smaller_key_then_smaller_ids_win() {
         let ids = [[2, 0], [1, 5], [1, 4]];
-        let mut b = Best::new(10.0, ());
+        let mut b = Best::with_filter(10.0, (), None);
         assert!(!b.found());
         b.offer(11.0, (), 0, 0, &ids); // beyond the limit
         assert!(!b.found());

@@ -510,10 +510,13 @@ impl Scene {
                 put_lane(&mut f, out, i, &self.intersect_with(&cols.ray(i), one).unwrap_or(Hit::MISS));
             }
         } else {
-            let mut best = [Best::new(0.0, (0.0, 0.0)); MAX_PACKET_LANES];
-            for (i, b) in best.iter_mut().enumerate().take(L::N) {
-                *b = Best::with_filter(rays.t_max.lane(i), (0.0, 0.0), self.mask_filter(rays.mask[i]));
-            }
+            // Each lane's `t_max` and mask from the columns stored once (taking lanes out of
+            // the `t_max` vector one at a time stored it again for each).
+            let cols = rays.columns();
+            let mut best: [Best; MAX_PACKET_LANES] = core::array::from_fn(|i| {
+                let r = cols.ray(i);
+                Best::with_filter(r.t_max, (0.0, 0.0), self.mask_filter(r.mask))
+            });
             match one {
                 Backend::X4 => self.packet_kinds::<L, Node4, Closest>(rays, &mut best, scratch),
                 _ => self.packet_kinds::<L, Node8, Closest>(rays, &mut best, scratch),
@@ -537,9 +540,7 @@ impl Scene {
                 n.z.store(&mut normal[2][..L::N]);
                 tris &= usable.bitmask();
             }
-            // A lane's ray is read from the columns stored once, and only for a lane that
-            // needs it (extracting it from the packet's vectors stores every vector).
-            let cols = rays.columns();
+            // A lane's ray is read from the columns, and only for a lane that needs it.
             let mut bits = requested;
             while bits != 0 {
                 let i = bits.trailing_zeros() as usize;
@@ -600,10 +601,11 @@ impl Scene {
             }
             return L::Mask::from_bitmask(bits) & active;
         }
-        let mut best = [Best::new(0.0, (0.0, 0.0)); MAX_PACKET_LANES];
-        for (i, b) in best.iter_mut().enumerate().take(L::N) {
-            *b = Best::with_filter(rays.t_max.lane(i), (0.0, 0.0), self.mask_filter(rays.mask[i]));
-        }
+        let cols = rays.columns();
+        let mut best: [Best; MAX_PACKET_LANES] = core::array::from_fn(|i| {
+            let r = cols.ray(i);
+            Best::with_filter(r.t_max, (0.0, 0.0), self.mask_filter(r.mask))
+        });
         self.planes_packet(rays, &mut best);
         let mut bits = 0u32;
         for (i, b) in best.iter().enumerate().take(L::N) {
