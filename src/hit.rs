@@ -134,18 +134,12 @@ impl<L: Lanes> HitPacket<L> {
     /// If `i >= L::N`.
     pub fn set_lane(&mut self, i: usize, h: &Hit) {
         assert!(i < L::N, "lane {i} of a {}-lane packet", L::N);
-        let put = |x: &mut L, v: f32| {
-            let mut a = [0.0f32; 8];
-            x.store(&mut a);
-            a[i] = v;
-            *x = L::load(&a);
-        };
-        put(&mut self.t, h.t);
-        put(&mut self.u, h.u);
-        put(&mut self.v, h.v);
-        put(&mut self.normal.x, h.normal.x);
-        put(&mut self.normal.y, h.normal.y);
-        put(&mut self.normal.z, h.normal.z);
+        self.t.lanes_mut()[i] = h.t;
+        self.u.lanes_mut()[i] = h.u;
+        self.v.lanes_mut()[i] = h.v;
+        self.normal.x.lanes_mut()[i] = h.normal.x;
+        self.normal.y.lanes_mut()[i] = h.normal.y;
+        self.normal.z.lanes_mut()[i] = h.normal.z;
         self.geom[i] = h.geom;
         self.prim[i] = h.prim;
         self.kind[i] = h.kind;

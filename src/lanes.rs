@@ -111,6 +111,10 @@ pub trait Lanes:
     fn store(self, dst: &mut [f32]);
     /// Value of lane `i`.
     fn lane(self, i: usize) -> f32;
+    /// The `N` lanes in place, to write them one at a time: a later read of a lane is
+    /// forwarded from its store, where a wide load of lanes written one by one (`store`,
+    /// change, `load`) waits for the stores to reach the cache.
+    fn lanes_mut(&mut self) -> &mut [f32];
 
     /// Lane-wise `if a < b { a } else { b }` (NaN gives `b`).
     fn min(self, b: Self) -> Self;
@@ -212,6 +216,10 @@ impl Lanes for f32 {
     #[inline(always)]
     fn lane(self, _i: usize) -> f32 {
         self
+    }
+    #[inline(always)]
+    fn lanes_mut(&mut self) -> &mut [f32] {
+        core::slice::from_mut(self)
     }
     #[inline(always)]
     fn min(self, b: Self) -> Self {
@@ -362,6 +370,10 @@ macro_rules! wide_lanes {
                 self.as_array()[i]
             }
             #[inline(always)]
+            fn lanes_mut(&mut self) -> &mut [f32] {
+                self.as_mut_array()
+            }
+            #[inline(always)]
             fn min(self, b: Self) -> Self {
                 self.fast_min(b)
             }
@@ -495,6 +507,27 @@ pub fn instruction_set() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `lanes_mut` is the `N` lanes in place: a write to one lane changes that lane only.
+    fn check_lanes_mut<L: Lanes>() {
+        let src: Vec<f32> = (0..L::N).map(|i| i as f32).collect();
+        for i in 0..L::N {
+            let mut x = L::load(&src);
+            assert_eq!(x.lanes_mut().len(), L::N);
+            x.lanes_mut()[i] = -7.5;
+            for k in 0..L::N {
+                assert_eq!(x.lane(k), if k == i { -7.5 } else { k as f32 }, "{} lane {k} after writing {i}", L::NAME);
+            }
+        }
+    }
+
+    #[test]
+    fn lanes_mut_writes_one_lane_in_place() {
+        check_lanes_mut::<f32>();
+        check_lanes_mut::<F32x4>();
+        check_lanes_mut::<F32x8>();
+        check_lanes_mut::<F32x16>();
+    }
 
     fn check_min_max<L: Lanes>() {
         let a = L::splat(f32::NAN);

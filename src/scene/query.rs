@@ -17,7 +17,6 @@ use crate::kernel::watertight::{ShearedLanes, ShearedRay};
 use crate::lanes::{F32x4, F32x8, Lanes, MAX_PACKET_LANES, Mask};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{Ray, RayPacket, RaySoa};
-use crate::vec3x::Vec3x;
 use glam::{Vec3, Vec3A};
 use rayon::prelude::*;
 
@@ -167,16 +166,16 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
     traverse::ray_wide::<M, L, N>(bvh, &pre.ray, &mut action, stack)
 }
 
-/// Writes hit `h` into lane `i` of a packet's answer: the float fields into `f` (`t`, `u`,
-/// `v`, normal `x`, `y`, `z`, stored into `out` once at the end), the ids into `out`.
+/// Writes hit `h` into lane `i` of a packet's answer, field by field in place (a caller
+/// reading a lane gets each value forwarded from its store).
 #[inline(always)]
-fn put_lane<L: Lanes>(f: &mut [[f32; 8]; 6], out: &mut HitPacket<L>, i: usize, h: &Hit) {
-    f[0][i] = h.t;
-    f[1][i] = h.u;
-    f[2][i] = h.v;
-    f[3][i] = h.normal.x;
-    f[4][i] = h.normal.y;
-    f[5][i] = h.normal.z;
+fn put_lane<L: Lanes>(out: &mut HitPacket<L>, i: usize, h: &Hit) {
+    out.t.lanes_mut()[i] = h.t;
+    out.u.lanes_mut()[i] = h.u;
+    out.v.lanes_mut()[i] = h.v;
+    out.normal.x.lanes_mut()[i] = h.normal.x;
+    out.normal.y.lanes_mut()[i] = h.normal.y;
+    out.normal.z.lanes_mut()[i] = h.normal.z;
     out.geom[i] = h.geom;
     out.prim[i] = h.prim;
     out.kind[i] = h.kind;
@@ -483,17 +482,9 @@ impl Scene {
         if requested == 0 {
             return;
         }
-        // Written lane by lane into plain arrays (starting from `out`, so lanes that were not
-        // requested keep their values), then each field stored once.
-        // (Plain statements: an array of vectors walked by an iterator was copied through
-        // memory several times, a tenth of a bunny packet's time.)
-        let mut f = [[0.0f32; 8]; 6];
-        out.t.store(&mut f[0]);
-        out.u.store(&mut f[1]);
-        out.v.store(&mut f[2]);
-        out.normal.x.store(&mut f[3]);
-        out.normal.y.store(&mut f[4]);
-        out.normal.z.store(&mut f[5]);
+        // Written lane by lane in place (`put_lane`), so lanes that were not requested keep
+        // their values. (Gathered in arrays and stored as vectors at the end, the first
+        // vector load waited on the lanes' narrow stores.)
         let active = rays.active();
         let one = backend.resolve();
         if one == Backend::Scalar || !active.any() || !same_octant(rays, active) {
@@ -507,7 +498,7 @@ impl Scene {
             while bits != 0 {
                 let i = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                put_lane(&mut f, out, i, &self.intersect_with(&cols.ray(i), one).unwrap_or(Hit::MISS));
+                put_lane(out, i, &self.intersect_with(&cols.ray(i), one).unwrap_or(Hit::MISS));
             }
         } else {
             // Each lane's `t_max` and mask from the columns stored once (taking lanes out of
@@ -558,13 +549,9 @@ impl Scene {
                     let ray = cols.ray(i);
                     self.inst.closest(&ray, backend, self.finish(&ray, b))
                 };
-                put_lane(&mut f, out, i, &h.unwrap_or(Hit::MISS));
+                put_lane(out, i, &h.unwrap_or(Hit::MISS));
             }
         }
-        out.t = L::load(&f[0]);
-        out.u = L::load(&f[1]);
-        out.v = L::load(&f[2]);
-        out.normal = Vec3x::new(L::load(&f[3]), L::load(&f[4]), L::load(&f[5]));
     }
 
     /// Any hit of up to `N` rays traversing together, with the scene's default backend:
