@@ -785,13 +785,13 @@ fn traversal_bounds_widen_every_side() {
 
 /// A hit on a triangle whose f32 cross product underflows to zero (edges of 1e-24: the
 /// product is 1e-48, below the smallest f32) reports the f64 unit normal, +z here, in every
-/// backend: the hit record's sliver case (`Triangle::normal_at`).
+/// backend: the f64 case of `Triangle::normal`, which the hit record uses.
 #[test]
 fn a_sliver_hit_reports_its_f64_unit_normal() {
     use lanecast::{Backend, Ray, SceneBuilder};
     let e = 1e-24f32;
     let tri = Triangle::new(Vec3::ZERO, Vec3::new(e, 0.0, 0.0), Vec3::new(0.0, e, 0.0));
-    assert_eq!(tri.normal(), Vec3::ZERO, "the f32 normal must underflow for this test");
+    assert_eq!(tri.scaled_normal(), Vec3::ZERO, "the f32 cross product must underflow for this test");
     let mut b = SceneBuilder::new();
     b.add_triangle(tri).unwrap();
     let scene = b.build().unwrap();

@@ -109,7 +109,9 @@ fn contact_normal(gap: Vec3, tri: &Triangle, start: Vec3) -> Vec3 {
     if g != Vec3::ZERO {
         return g;
     }
-    let n = tri.normal();
+    // Normalised in f32 as the lanes twin does (not `Triangle::normal`, whose f64 case the
+    // lanes do not have).
+    let n = tri.scaled_normal().normalize_or_zero();
     if n.dot(start - tri.v[0]) < 0.0 { -n } else { n }
 }
 

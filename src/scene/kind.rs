@@ -12,7 +12,7 @@ use crate::lanes::Lanes;
 use crate::prim::{Aabb, Primitive, Soa, Sphere, Triangle, TriangleLanes};
 use crate::ray::{Ray, RayPacket};
 use crate::vec3x::Vec3x;
-use glam::{DVec3, Vec3};
+use glam::Vec3;
 use std::sync::OnceLock;
 
 /// One valid ray prepared for every kind's leaf kernels: broadcast to all lanes, and set up
@@ -142,43 +142,23 @@ impl Traceable for Triangle {
             TriangleTest::MollerTrumbore => ray_triangle::intersect_lanes_solid(&rays.rays.rays, p),
         }
     }
-    /// The unit geometric normal: `s · (1 / √|s|²)` with `s = e1 × e2` in f32 when `|s|²` is
-    /// a normal f32 (`f32::MIN_POSITIVE ≤ |s|² < ∞`); otherwise (slivers, tiny or huge
-    /// triangles) the f64 one, which is zero only when the vertices are exactly collinear.
-    /// (A subnormal `|s|²` has lost digits: normalised by it, a tiny triangle's normal
-    /// came out up to 17 % too long.)
+    /// [`Triangle::normal`].
     #[inline]
     fn normal_at(&self, _p: Vec3, _u: f32, _v: f32) -> Vec3 {
-        // Tested on the squared length, so the branch does not wait for the square root and
-        // the division.
-        let s = self.scaled_normal();
-        let l2 = s.dot(s);
-        if (f32::MIN_POSITIVE..f32::INFINITY).contains(&l2) {
-            return s * (1.0 / l2.sqrt());
-        }
-        sliver_normal(self)
+        self.normal()
     }
 }
 
-/// [`Triangle::normal_at`] of `N` triangles at once, lane for lane the same values (the
-/// same operations in the same order: `s = e1 × e2`, `|s|²`, `s · (1 / √|s|²)`), in the
-/// lanes of the returned mask: those where `f32::MIN_POSITIVE ≤ |s|² < ∞`. The other lanes
-/// (whose normal `normal_at` works out in f64) must take the scalar path.
+/// [`Triangle::normal`] of `N` triangles at once, lane for lane the same values (the same
+/// operations in the same order: `s = e1 × e2`, `|s|²`, `s · (1 / √|s|²)`), in the lanes of
+/// the returned mask: those where `f32::MIN_POSITIVE ≤ |s|² < ∞`. The other lanes (whose
+/// normal `Triangle::normal` works out in f64) must take the scalar path.
 #[inline(always)]
 pub(crate) fn unit_normals<L: Lanes>(tri: &TriangleLanes<L>) -> (Vec3x<L>, L::Mask) {
     let s = (tri.v1 - tri.v0).cross(tri.v2 - tri.v0);
     let l2 = s.dot(s);
     let usable = L::splat(f32::MIN_POSITIVE).le(l2) & l2.lt(L::splat(f32::INFINITY));
     (s.scale(L::splat(1.0) / l2.sqrt()), usable)
-}
-
-/// [`Triangle::normal_at`]'s rare case, out of line: the f64 normal of a sliver.
-#[cold]
-#[inline(never)]
-fn sliver_normal(t: &Triangle) -> Vec3 {
-    let [a, b, c] = t.v.map(|v| v.as_dvec3());
-    let n: DVec3 = (b - a).cross(c - a).normalize_or_zero();
-    n.as_vec3()
 }
 
 impl Traceable for Sphere {
@@ -392,11 +372,11 @@ mod tests {
         kb.validate().unwrap();
     }
 
-    /// `unit_normals` is the lanes twin of `Triangle::normal_at`: in every lane it calls
-    /// usable, the same bits, and it calls a lane usable exactly when the f32 `|e1 × e2|²`
-    /// is a normal number. And `normal_at` is unit length (within 1e-6) for every triangle
+    /// `unit_normals` is the lanes twin of `Triangle::normal` (the hit records' `normal_at`):
+    /// in every lane it calls usable, the same bits, and it calls a lane usable exactly when
+    /// the f32 `|e1 × e2|²` is a normal number. And `normal_at` is unit length (within 1e-6) for every triangle
     /// whose vertices are not collinear (`|e1 × e2|² > 0` in f64, where it cannot round to
-    /// 0), zero for the others. Seeded random triangles at scales from 1e-25 to 1e25
+    /// 0), zero for the others (collinear or not finite). Seeded random triangles at scales from 1e-25 to 1e25
     /// (squared lengths that are subnormal, underflow to 0 or overflow to ∞ in f32), slivers,
     /// collinear and repeated vertices, axis-aligned and negative-zero coordinates.
     #[test]
@@ -461,6 +441,8 @@ mod tests {
             Triangle::new(a * 1e-30, b * 1e-30, c * 1e-30), // |s|² underflows to 0
             Triangle::new(a, b * 1e30, c * 1e30),           // |s|² overflows
             Triangle::new(a, b * 3e19, c * 3e19),           // just below the overflow
+            Triangle::new(a, b * f32::INFINITY, c),         // not finite: zero
+            Triangle::new(a, b, Vec3::new(f32::NAN, 0.0, 1.0)),
         ]);
         for check_lanes in [check::<F32x4>, check::<F32x8>] {
             let usable = check_lanes(&tris);
