@@ -271,17 +271,51 @@ fn known_contacts() {
     );
 }
 
+/// The same worlds at other scales give the same time of impact (2⁻⁴⁰ to 2²⁰), and, from
+/// 2⁻³⁰ to 2¹⁰, the same contact point and normal in both twins. At 2⁻³⁴ and 2⁻⁴⁰ the f32
+/// `|e1 × e2|²` of these triangles is subnormal or zero: before the face normal was scaled
+/// by its largest component, the first gave a normal up to 17 % too long and the second no
+/// face at all (the sphere then met an edge, later: toi 0.646 instead of 0.5). Outside
+/// 2⁻³⁰…2¹⁰ the contact point is not checked: the closest-point routine (Ericson 5.1.5)
+/// multiplies dot products of the triangle's size to the fourth power, which underflow
+/// below and overflow from 2³² up (there the scalar sweep reports a contact at the start);
+/// from 2²⁰ up the lanes twin already reports one (toi 0 against 0.5), before and after the
+/// face-normal change. Both are known faults, open.
 #[test]
 fn huge_and_tiny_scales() {
-    for s in [1e-3f32, 1e4] {
+    let exact: Vec<f32> = [-40, -34, -30, -20, -10, 10, 20].iter().map(|&k| 2f32.powi(k)).collect();
+    for s in [1e-3f32, 1e4].into_iter().chain(exact) {
+        let points = (2f32.powi(-30)..=2f32.powi(10)).contains(&s);
         let t = Triangle::new(Vec3::ZERO, Vec3::X * s, Vec3::Y * s);
         let k = Case { c: Vec3::new(0.25, 0.25, 2.0) * s, r: 0.5 * s, m: Vec3::new(0.0, 0.0, -3.0) * s, tri: t };
         let h = scalar(&k).unwrap();
-        assert!(
-            (h.toi - 0.5).abs() <= 1e-5 && (h.point - Vec3::new(0.25, 0.25, 0.0) * s).length() <= 1e-5 * s,
-            "{s}: {h:?}"
-        );
-        assert_eq!(compare(&[k], s), 0);
+        assert!((h.toi - 0.5).abs() <= 1e-5, "{s}: {h:?}");
+        if points {
+            assert!((h.point - Vec3::new(0.25, 0.25, 0.0) * s).length() <= 1e-5 * s, "{s}: {h:?}");
+            assert_eq!(compare(&[k], s), 0);
+        }
+        // A tilted triangle (its normal's components not powers of two): the same time of
+        // impact as at scale 1.
+        let at = |s: f32| Case {
+            c: Vec3::new(0.3, 0.4, 2.0) * s,
+            r: 0.25 * s,
+            m: Vec3::new(0.05, -0.02, -3.0) * s,
+            tri: Triangle::new(Vec3::ZERO, Vec3::new(1.0, 0.0, 0.3) * s, Vec3::new(0.1, 1.0, 0.7) * s),
+        };
+        let (one, h) = (scalar(&at(1.0)).unwrap(), scalar(&at(s)).unwrap());
+        assert!((h.toi - one.toi).abs() <= 1e-5, "{s}: {h:?} against {one:?} at scale 1");
+        if points {
+            assert!((h.normal - one.normal).length() <= 1e-5, "{s}: {h:?} against {one:?} at scale 1");
+            assert_eq!(compare(&[at(s)], s), 0);
+        }
+        // A point (r = 0) landing exactly on the face (powers of two only): the face normal
+        // is the contact normal.
+        if points && s.log2().fract() == 0.0 {
+            let p = Case { c: Vec3::new(0.25, 0.25, 1.0) * s, r: 0.0, m: Vec3::new(0.0, 0.0, -2.0) * s, tri: t };
+            let h = scalar(&p).unwrap();
+            assert!((h.toi - 0.5).abs() <= 1e-5 && (h.normal - Vec3::Z).length() <= 1e-6, "{s}: point {h:?}");
+            assert_eq!(compare(&[p], s), 0);
+        }
     }
 }
 

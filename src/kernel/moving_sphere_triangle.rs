@@ -82,11 +82,7 @@ pub fn sweep_scalar(center: Vec3, radius: f32, motion: Vec3, tri: &Triangle) -> 
 fn face_scalar(c: Vec3, r: f32, m: Vec3, tri: &Triangle) -> Option<f32> {
     let [v0, v1, v2] = tri.v;
     let nr = (v1 - v0).cross(v2 - v0);
-    let len2 = nr.dot(nr);
-    if !(len2 > 0.0 && len2.is_finite()) {
-        return None; // degenerate: its edges decide
-    }
-    let n = nr / len2.sqrt();
+    let n = unit_face_normal(nr)?; // `None`: degenerate, its edges decide
     let d0 = n.dot(c - v0);
     let s = if d0 >= 0.0 { 1.0 } else { -1.0 };
     let (dist, vn) = (d0.abs(), s * n.dot(m));
@@ -102,6 +98,22 @@ fn face_scalar(c: Vec3, r: f32, m: Vec3, tri: &Triangle) -> Option<f32> {
     inside.then_some(t)
 }
 
+/// The unit face normal of a triangle whose `cross(v1 - v0, v2 - v0)` is `nr`, or `None`
+/// when `nr` is zero or not finite (a degenerate triangle). `nr` is first divided by its
+/// largest magnitude, so its squared length can neither underflow nor overflow whatever
+/// the triangle's size (normalised directly, a triangle of sides ~1e-8 got a normal up to
+/// 17 % too long, and one of sides ~1e19 none). [`sweep_lanes`] does the same operations.
+fn unit_face_normal(nr: Vec3) -> Option<Vec3> {
+    // The lanes' `max` (the second operand when either is NaN).
+    let max = |a: f32, b: f32| if a > b { a } else { b };
+    let m = max(nr.x.abs(), max(nr.y.abs(), nr.z.abs()));
+    if !(m > 0.0 && m < f32::INFINITY) {
+        return None;
+    }
+    let u = Vec3::new(nr.x / m, nr.y / m, nr.z / m);
+    Some(u / u.dot(u).sqrt())
+}
+
 /// Unit normal from the contact towards the centre; where they coincide, the face normal
 /// turned towards the start (zero for a degenerate triangle).
 fn contact_normal(gap: Vec3, tri: &Triangle, start: Vec3) -> Vec3 {
@@ -109,9 +121,7 @@ fn contact_normal(gap: Vec3, tri: &Triangle, start: Vec3) -> Vec3 {
     if g != Vec3::ZERO {
         return g;
     }
-    // Normalised in f32 as the lanes twin does (not `Triangle::normal`, whose f64 case the
-    // lanes do not have).
-    let n = tri.scaled_normal().normalize_or_zero();
+    let n = unit_face_normal(tri.scaled_normal()).unwrap_or(Vec3::ZERO);
     if n.dot(start - tri.v[0]) < 0.0 { -n } else { n }
 }
 
@@ -136,17 +146,19 @@ pub fn sweep_lanes<L: Lanes>(
     let start = g0.dot(g0).le(radius * radius);
 
     // The face.
+    // The face normal as `unit_face_normal` makes it (scaled by the largest magnitude first).
     let nr = (v1 - v0).cross(v2 - v0);
-    let len2 = nr.dot(nr);
-    let n = nr.scale(one / len2.sqrt());
+    let m = nr.x.abs().max(nr.y.abs().max(nr.z.abs()));
+    let has_face = m.gt(zero) & m.lt(inf);
+    let u = Vec3x::new(nr.x / m, nr.y / m, nr.z / m);
+    let n = u.scale(one / u.dot(u).sqrt());
     let d0 = n.dot(center - v0);
     let s = L::select(d0.ge(zero), one, L::splat(-1.0));
     let (dist, vn) = (d0.abs(), s * n.dot(motion));
     let tf = (dist - radius) / -vn;
     let p = center + motion.scale(tf) - n.scale(s * radius);
     let side = |a: Vec3x<L>, b: Vec3x<L>| (b - a).cross(p - a).dot(nr).ge(zero);
-    let face = len2.gt(zero)
-        & len2.lt(inf)
+    let face = has_face
         & vn.lt(zero)
         & dist.gt(radius)
         & tf.ge(zero)
@@ -172,7 +184,7 @@ pub fn sweep_lanes<L: Lanes>(
     let glen = gap.dot(gap).sqrt();
     let g = gap.scale(one / glen);
     let face_n = L::select(n.dot(center - v0).lt(zero), L::splat(-1.0), one);
-    let fallback = Vec3x::select(len2.gt(zero) & len2.lt(inf), n.scale(face_n), Vec3x::splat(Vec3::ZERO));
+    let fallback = Vec3x::select(has_face, n.scale(face_n), Vec3x::splat(Vec3::ZERO));
     let normal = Vec3x::select(glen.gt(zero), g, fallback);
     let none = Vec3x::splat(Vec3::ZERO);
     (hit, toi, Vec3x::select(hit, point, none), Vec3x::select(hit, normal, none))
