@@ -16,7 +16,7 @@ use crate::kernel::ray_plane;
 use crate::kernel::watertight::{ShearedLanes, ShearedRay};
 use crate::lanes::{F32x4, F32x8, Lanes, MAX_PACKET_LANES, Mask};
 use crate::prim::{Aabb, Sphere, Triangle};
-use crate::ray::{Ray, RayPacket, RaySoa};
+use crate::ray::{PacketColumns, Ray, RayPacket, RaySoa};
 use glam::{Vec3, Vec3A};
 use rayon::prelude::*;
 
@@ -166,23 +166,18 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
     traverse::ray_wide::<M, L, N>(bvh, &pre.ray, &mut action, stack)
 }
 
-/// Writes hit `h` into lane `i` of a packet's answer, field by field in place (a caller
-/// reading a lane gets each value forwarded from its store).
-#[inline(always)]
-fn put_lane<L: Lanes>(out: &mut HitPacket<L>, i: usize, h: &Hit) {
-    out.t.lanes_mut()[i] = h.t;
-    out.u.lanes_mut()[i] = h.u;
-    out.v.lanes_mut()[i] = h.v;
-    out.normal.x.lanes_mut()[i] = h.normal.x;
-    out.normal.y.lanes_mut()[i] = h.normal.y;
-    out.normal.z.lanes_mut()[i] = h.normal.z;
-    out.geom[i] = h.geom;
-    out.prim[i] = h.prim;
-    out.kind[i] = h.kind;
-    out.inst[i] = h.inst;
-}
-
 impl Scene {
+    /// Nothing found yet in any lane of a packet: each lane's bound is its ray's `t_max`,
+    /// its filter its ray's mask. Read from the columns stored once (taking lanes out of the
+    /// `t_max` vector one at a time stored it again for each).
+    #[inline(always)]
+    fn packet_bests(&self, cols: &PacketColumns) -> [Best<'_>; MAX_PACKET_LANES] {
+        core::array::from_fn(|i| {
+            let r = cols.ray(i);
+            Best::with_filter(r.t_max, (0.0, 0.0), self.mask_filter(r.mask))
+        })
+    }
+
     /// Offers the planes' hits to `best` (the emptiness check inlined: most scenes have none).
     #[inline(always)]
     fn planes_closest<'a>(&'a self, ray: &Ray, best: &mut Best<'a>, scalar: bool) {
@@ -482,7 +477,7 @@ impl Scene {
         if requested == 0 {
             return;
         }
-        // Written lane by lane in place (`put_lane`), so lanes that were not requested keep
+        // Written lane by lane in place (`HitPacket::set_lane`), so lanes that were not requested keep
         // their values. (Gathered in arrays and stored as vectors at the end, the first
         // vector load waited on the lanes' narrow stores.)
         let active = rays.active();
@@ -498,16 +493,11 @@ impl Scene {
             while bits != 0 {
                 let i = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                put_lane(out, i, &self.intersect_with(&cols.ray(i), one).unwrap_or(Hit::MISS));
+                out.set_lane(i, &self.intersect_with(&cols.ray(i), one).unwrap_or(Hit::MISS));
             }
         } else {
-            // Each lane's `t_max` and mask from the columns stored once (taking lanes out of
-            // the `t_max` vector one at a time stored it again for each).
             let cols = rays.columns();
-            let mut best: [Best; MAX_PACKET_LANES] = core::array::from_fn(|i| {
-                let r = cols.ray(i);
-                Best::with_filter(r.t_max, (0.0, 0.0), self.mask_filter(r.mask))
-            });
+            let mut best = self.packet_bests(&cols);
             match one {
                 Backend::X4 => self.packet_kinds::<L, Node4, Closest>(rays, &mut best, scratch),
                 _ => self.packet_kinds::<L, Node8, Closest>(rays, &mut best, scratch),
@@ -549,7 +539,7 @@ impl Scene {
                     let ray = cols.ray(i);
                     self.inst.closest(&ray, backend, self.finish(&ray, b))
                 };
-                put_lane(out, i, &h.unwrap_or(Hit::MISS));
+                out.set_lane(i, &h.unwrap_or(Hit::MISS));
             }
         }
     }
@@ -588,11 +578,7 @@ impl Scene {
             }
             return L::Mask::from_bitmask(bits) & active;
         }
-        let cols = rays.columns();
-        let mut best: [Best; MAX_PACKET_LANES] = core::array::from_fn(|i| {
-            let r = cols.ray(i);
-            Best::with_filter(r.t_max, (0.0, 0.0), self.mask_filter(r.mask))
-        });
+        let mut best = self.packet_bests(&rays.columns());
         self.planes_packet(rays, &mut best);
         let mut bits = 0u32;
         for (i, b) in best.iter().enumerate().take(L::N) {
