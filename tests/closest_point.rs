@@ -349,6 +349,45 @@ fn triangle_is_never_farther_than_dense_sampling() {
     }
 }
 
+/// The closest point on a triangle is the same at every scale from 2⁻¹⁰⁰ to 2¹⁰⁰: the point
+/// scaled exactly, the barycentrics bit for bit, in both twins (the kernel multiplies its
+/// differences by a power of two where the longest lies outside `[2⁻¹², 2¹²]`, which
+/// commutes with rounding). Vertices and points lie on a grid of 2⁻¹⁰ in `[-1, 1]`, so no
+/// scaled coordinate is subnormal. Before, Ericson's region tests (fourth powers of the sizes)
+/// overflowed from about 2³² (every triangle then went to its edges) and the degeneracy test
+/// underflowed below about 2⁻³² (a point above the face was given a point on an edge).
+#[test]
+fn triangle_closest_point_is_the_same_at_every_scale() {
+    let mut rng = Rng::new(0x5ca1e);
+    let grid = |rng: &mut Rng| (rng.vec3(-1.0, 1.0) * 1024.0).round() / 1024.0;
+    let mut cases: Vec<(Vec3, Triangle)> = (0..if cfg!(debug_assertions) { 500 } else { 20_000 })
+        .map(|_| {
+            let t = Triangle::new(grid(&mut rng), grid(&mut rng), grid(&mut rng));
+            (grid(&mut rng), t)
+        })
+        .collect();
+    // Above the face, a collinear triangle, a point on a vertex.
+    let t = Triangle::new(Vec3::ZERO, Vec3::X, Vec3::Y);
+    cases.extend([
+        (Vec3::new(0.25, 0.25, 0.5), t),
+        (Vec3::new(0.5, 0.5, 0.5), Triangle::new(Vec3::ZERO, Vec3::X * 0.5, Vec3::X)),
+        (Vec3::X, t),
+    ]);
+    let ones: Vec<_> = cases.iter().map(|(p, t)| cp::triangle_scalar(*p, t)).collect();
+    assert_eq!(ones[ones.len() - 3], (Vec3::new(0.25, 0.25, 0.0), 0.25, 0.25));
+    for k in (-100..=100).step_by(5) {
+        let s = 2f32.powi(k);
+        let scaled: Vec<(Vec3, Triangle)> =
+            cases.iter().map(|(p, t)| (*p * s, Triangle::new(t.v[0] * s, t.v[1] * s, t.v[2] * s))).collect();
+        for (i, ((p, t), one)) in scaled.iter().zip(&ones).enumerate() {
+            let (q, u, v) = cp::triangle_scalar(*p, t);
+            let want = (bits(one.0 * s), one.1.to_bits(), one.2.to_bits());
+            assert_eq!((bits(q), u.to_bits(), v.to_bits()), want, "case {i} at 2^{k}: {:?}", cases[i]);
+        }
+        twins_triangle::<F32x8>(&scaled);
+    }
+}
+
 /// Degenerate triangles are their hull segment (or point); the truth is the closest point
 /// on the segment between the two extreme vertices, in f64.
 #[test]

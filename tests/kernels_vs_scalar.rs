@@ -1211,3 +1211,58 @@ fn tails_1_to_17() {
     tails_for::<lanecast::F32x4>();
     tails_for::<lanecast::F32x8>();
 }
+
+// ---------------------------------------------------------------------------------------
+// Scale.
+
+/// A segment against a capsule meets it at the same time at every scale from 2⁻⁶⁰ to 2⁶⁰,
+/// bit for bit, in both twins: the kernel works on the differences scaled by a power of two
+/// (`kernel::normaliser`), and scaling by a power of two commutes with rounding. The body's
+/// quadratic holds eighth powers of the sizes: before, from 2¹⁶ on the scalar missed the
+/// body (its discriminant overflowed) and the lanes met it at `t = 0`, and below 2⁻¹⁶ both
+/// lost it to underflow.
+#[test]
+fn segment_capsule_same_time_at_every_scale() {
+    let cases = [
+        // The body, square on: |y| falls to √0.75 at t = (3 - √0.75) / 6.
+        (Vec3::new(2.0, 3.0, 0.5), Vec3::new(2.0, -3.0, 0.5), Vec3::ZERO, Vec3::new(4.0, 0.0, 0.0), 1.0),
+        // An end sphere, along the axis's line: the same time.
+        (Vec3::new(-3.0, 0.5, 0.0), Vec3::new(3.0, 0.5, 0.0), Vec3::ZERO, Vec3::new(4.0, 0.0, 0.0), 1.0),
+        // Slanted, nothing a power of two.
+        (
+            Vec3::new(1.0, 2.0, 3.0),
+            Vec3::new(3.0, -1.0, -2.0),
+            Vec3::new(0.1, 0.2, -0.3),
+            Vec3::new(2.0, 1.0, 0.5),
+            0.7,
+        ),
+        // Starting inside.
+        (Vec3::new(1.0, 0.25, 0.0), Vec3::new(1.0, 5.0, 0.0), Vec3::ZERO, Vec3::new(4.0, 0.0, 0.0), 1.0),
+    ];
+    let want = (3.0 - 0.75f32.sqrt()) / 6.0;
+    let lanes = |p: Vec3, q: Vec3, cap: Capsule| {
+        let (hit, t) = segment_capsule::intersect_lanes::<lanecast::F32x8>(
+            Vec3x::splat(p),
+            Vec3x::splat(q),
+            &Soa::from_slice(&[cap; 8]).lanes(0),
+        );
+        hit.lane(3).then(|| t.lane(3))
+    };
+    for (i, &(p, q, a, b, r)) in cases.iter().enumerate() {
+        let one = segment_capsule::intersect_scalar(p, q, &Capsule::new(a, b, r)).expect("a contact at scale 1");
+        let one_lanes = lanes(p, q, Capsule::new(a, b, r)).expect("a lanes contact at scale 1");
+        match i {
+            0 | 1 => assert!((one - want).abs() <= 1e-6, "case {i}: {one}, want {want}"),
+            3 => assert_eq!(one, 0.0),
+            _ => {}
+        }
+        assert!((one - one_lanes).abs() <= 1.0 / 16384.0, "case {i}: {one} against lanes {one_lanes}");
+        for k in (-60..=60).step_by(4) {
+            let s = 2f32.powi(k);
+            let cap = Capsule::new(a * s, b * s, r * s);
+            let got = segment_capsule::intersect_scalar(p * s, q * s, &cap);
+            assert_eq!(got, Some(one), "case {i} at 2^{k}: scalar");
+            assert_eq!(lanes(p * s, q * s, cap), Some(one_lanes), "case {i} at 2^{k}: lanes");
+        }
+    }
+}

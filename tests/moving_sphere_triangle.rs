@@ -271,51 +271,81 @@ fn known_contacts() {
     );
 }
 
-/// The same worlds at other scales give the same time of impact (2⁻⁴⁰ to 2²⁰), and, from
-/// 2⁻³⁰ to 2¹⁰, the same contact point and normal in both twins. At 2⁻³⁴ and 2⁻⁴⁰ the f32
-/// `|e1 × e2|²` of these triangles is subnormal or zero: before the face normal was scaled
-/// by its largest component, the first gave a normal up to 17 % too long and the second no
-/// face at all (the sphere then met an edge, later: toi 0.646 instead of 0.5). Outside
-/// 2⁻³⁰…2¹⁰ the contact point is not checked: the closest-point routine (Ericson 5.1.5)
-/// multiplies dot products of the triangle's size to the fourth power, which underflow
-/// below and overflow from 2³² up (there the scalar sweep reports a contact at the start);
-/// from 2²⁰ up the lanes twin already reports one (toi 0 against 0.5), before and after the
-/// face-normal change. Both are known faults, open.
+/// The same worlds at every scale from 2⁻⁶⁰ to 2⁶⁰ give the same contact: the time of
+/// impact and the normal bit for bit, the point scaled exactly, in both twins, which also
+/// agree with each other at every scale. The sweep works on the problem relative to `v0`,
+/// multiplied by a power of two where its largest length lies outside `[2⁻¹², 2¹²]`
+/// (`kernel::scale`). Before, the closest-point routine (fourth powers of the sizes) and the
+/// edges' capsule body (eighth powers) underflowed and overflowed: the lanes twin reported a
+/// contact at the start from 2²⁰ up, the scalar one from 2³², and neither met an edge's
+/// middle from 2¹⁶ up or below 2⁻¹⁶. At 2⁻³⁴ and 2⁻⁴⁰ the f32 `|e1 × e2|²` of these
+/// triangles is subnormal or zero, which once cost the face (see `unit_face_normal`).
 #[test]
 fn huge_and_tiny_scales() {
-    let exact: Vec<f32> = [-40, -34, -30, -20, -10, 10, 20].iter().map(|&k| 2f32.powi(k)).collect();
-    for s in [1e-3f32, 1e4].into_iter().chain(exact) {
-        let points = (2f32.powi(-30)..=2f32.powi(10)).contains(&s);
-        let t = Triangle::new(Vec3::ZERO, Vec3::X * s, Vec3::Y * s);
-        let k = Case { c: Vec3::new(0.25, 0.25, 2.0) * s, r: 0.5 * s, m: Vec3::new(0.0, 0.0, -3.0) * s, tri: t };
-        let h = scalar(&k).unwrap();
-        assert!((h.toi - 0.5).abs() <= 1e-5, "{s}: {h:?}");
-        if points {
-            assert!((h.point - Vec3::new(0.25, 0.25, 0.0) * s).length() <= 1e-5 * s, "{s}: {h:?}");
-            assert_eq!(compare(&[k], s), 0);
+    let t = |s: f32| Triangle::new(Vec3::ZERO, Vec3::X * s, Vec3::Y * s);
+    let worlds = |s: f32| {
+        [
+            // Through the face.
+            Case { c: Vec3::new(0.25, 0.25, 2.0) * s, r: 0.5 * s, m: Vec3::new(0.0, 0.0, -3.0) * s, tri: t(s) },
+            // Tilted, nothing a power of two.
+            Case {
+                c: Vec3::new(0.3, 0.4, 2.0) * s,
+                r: 0.25 * s,
+                m: Vec3::new(0.05, -0.02, -3.0) * s,
+                tri: Triangle::new(Vec3::ZERO, Vec3::new(1.0, 0.0, 0.3) * s, Vec3::new(0.1, 1.0, 0.7) * s),
+            },
+            // Moving in the triangle's plane onto the middle of the edge v0 v1 (a capsule body).
+            Case { c: Vec3::new(0.5, -2.0, 0.1) * s, r: 0.5 * s, m: Vec3::new(0.0, 3.0, 0.0) * s, tri: t(s) },
+            // A point (r = 0) landing exactly on the face: the face normal is the contact normal.
+            Case { c: Vec3::new(0.25, 0.25, 1.0) * s, r: 0.0, m: Vec3::new(0.0, 0.0, -2.0) * s, tri: t(s) },
+            // Away from a triangle translated off the origin (the sweep translates by v0).
+            Case {
+                c: Vec3::new(3.5, 1.25, 2.0) * s,
+                r: 0.5 * s,
+                m: Vec3::new(0.0, 0.0, -3.0) * s,
+                tri: Triangle::new(
+                    Vec3::new(3.0, 1.0, 0.0) * s,
+                    Vec3::new(4.0, 1.0, 0.0) * s,
+                    Vec3::new(3.0, 2.0, 0.0) * s,
+                ),
+            },
+        ]
+    };
+    let ones: Vec<SweepContact> = worlds(1.0).iter().map(|k| scalar(k).expect("a contact at scale 1")).collect();
+    let ones_lanes = lanes::<F32x8>(&worlds(1.0));
+    let edge = (2.0 - 0.24f32.sqrt()) / 3.0;
+    for (one, want) in ones.iter().zip([Some(0.5), None, Some(edge), Some(0.5), Some(0.5)]) {
+        if let Some(w) = want {
+            assert!((one.toi - w).abs() <= 1e-6, "{one:?}: want toi {w}");
         }
-        // A tilted triangle (its normal's components not powers of two): the same time of
-        // impact as at scale 1.
-        let at = |s: f32| Case {
-            c: Vec3::new(0.3, 0.4, 2.0) * s,
-            r: 0.25 * s,
-            m: Vec3::new(0.05, -0.02, -3.0) * s,
-            tri: Triangle::new(Vec3::ZERO, Vec3::new(1.0, 0.0, 0.3) * s, Vec3::new(0.1, 1.0, 0.7) * s),
-        };
-        let (one, h) = (scalar(&at(1.0)).unwrap(), scalar(&at(s)).unwrap());
-        assert!((h.toi - one.toi).abs() <= 1e-5, "{s}: {h:?} against {one:?} at scale 1");
-        if points {
-            assert!((h.normal - one.normal).length() <= 1e-5, "{s}: {h:?} against {one:?} at scale 1");
-            assert_eq!(compare(&[at(s)], s), 0);
+    }
+    assert_eq!(ones[3].normal, Vec3::Z);
+    assert_eq!(compare(&worlds(1.0), 1.0), 0);
+    for k in (-60..=60).step_by(2) {
+        let s = 2f32.powi(k);
+        let w = worlds(s);
+        let got_lanes = lanes::<F32x8>(&w);
+        for (i, k3) in w.iter().enumerate() {
+            let (one, h) = (ones[i], scalar(k3));
+            let want = SweepContact { point: one.point * s, ..one };
+            assert_eq!(h, Some(want), "world {i} at 2^{k}: scalar");
+            let one_l = ones_lanes[i].unwrap();
+            assert_eq!(
+                got_lanes[i],
+                Some(SweepContact { point: one_l.point * s, ..one_l }),
+                "world {i} at 2^{k}: lanes"
+            );
         }
-        // A point (r = 0) landing exactly on the face (powers of two only): the face normal
-        // is the contact normal.
-        if points && s.log2().fract() == 0.0 {
-            let p = Case { c: Vec3::new(0.25, 0.25, 1.0) * s, r: 0.0, m: Vec3::new(0.0, 0.0, -2.0) * s, tri: t };
-            let h = scalar(&p).unwrap();
-            assert!((h.toi - 0.5).abs() <= 1e-5 && (h.normal - Vec3::Z).length() <= 1e-6, "{s}: point {h:?}");
-            assert_eq!(compare(&[p], s), 0);
+        assert_eq!(compare(&w, s), 0, "2^{k}");
+    }
+    // Scales that are not powers of two: the same times within the twins' tolerance.
+    for s in [1e-3f32, 7e-21, 1e4, 3e19] {
+        for (i, k3) in worlds(s).iter().enumerate() {
+            let h = scalar(k3).unwrap();
+            assert!((h.toi - ones[i].toi).abs() <= 1e-5, "world {i} at {s}: {h:?}");
+            assert!((h.point - ones[i].point * s).length() <= 1e-5 * s, "world {i} at {s}: {h:?}");
         }
+        assert_eq!(compare(&worlds(s), s), 0, "{s}");
     }
 }
 

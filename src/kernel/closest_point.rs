@@ -25,9 +25,10 @@
 //!
 //! # Degenerate triangles and robustness
 //!
-//! A triangle for which [`Triangle::is_degenerate`] holds (a point, collinear vertices, or
-//! an edge-angle sine below [`Triangle::SLIVER`]), or for which Ericson's formulas give a
-//! non-finite value, is treated as its three edges: `q` is the closest point of the three
+//! A degenerate triangle (a point, collinear vertices, or an edge-angle sine below
+//! [`Triangle::SLIVER`]: the predicate of [`Triangle::is_degenerate`], evaluated on the
+//! scaled edges below, so a tiny or huge triangle is not degenerate for its size), or one for
+//! which Ericson's formulas give a non-finite value, is treated as its three edges: `q` is the closest point of the three
 //! segments (the first of equal distances in the order `v0v1`, `v0v2`, `v1v2`), with its
 //! barycentrics. The result is finite for finite input.
 //!
@@ -40,6 +41,14 @@
 //! the 2×2 Gram system, whose conditioning is `1 / sin²` of the smallest edge angle; for
 //! well-shaped triangles the point is within a few ulps of the coordinates, for slivers the
 //! error grows as `ε · size / sin²` (and stays inside the bounding box).
+//!
+//! Scale: the region tests multiply dot products (fourth powers of the sizes), so the
+//! triangle kernels take them on `v1 - v0`, `v2 - v0`, `p - v0` (and `p - v1`, `p - v2`)
+//! multiplied by the power of two that brings the largest component of the first three into
+//! `[1, 2)` when their largest length lies outside `[2⁻¹², 2¹²]` (exact, so answers in that range are unchanged
+//! bit for bit); the point itself comes from the unscaled vertices. A problem scaled by `2^k`
+//! gives the point scaled and the same barycentrics, bit for bit, from `2⁻¹⁰⁰` to `2¹⁰⁰`
+//! when nothing is subnormal (`tests/closest_point.rs`).
 //!
 //! # Invalid input
 //!
@@ -55,6 +64,7 @@
 //! every lane; `tests/closest_point.rs` checks that on large random and adversarial sets
 //! (the gate is exact equality of the bits of `q`, `u`, `v` and `n`).
 
+use crate::kernel::scale::{max_abs, max_abs_lanes, normaliser_sq, normaliser_sq_lanes};
 use crate::lanes::{Lanes, Mask};
 use crate::prim::{Aabb, Plane, Sphere, Triangle};
 use crate::prim::{AabbLanes, PlaneLanes, SphereLanes, TriangleLanes};
@@ -87,11 +97,13 @@ pub fn distance_squared_lanes<L: Lanes>(p: Vec3x<L>, q: Vec3x<L>) -> L {
 // Triangle.
 
 /// Closest point on the segment `a → a + ab` to `p`: `(point, t)` with `t ∈ [0, 1]` the
-/// parameter along `ab` (0 for a zero-length segment or a non-finite parameter).
+/// parameter along `ab` (0 for a zero-length segment or a non-finite parameter). `t` is
+/// worked out on `p - a` and `ab` multiplied by the triangle's factor `s`.
 #[inline(always)]
-fn segment_scalar(p: Vec3, a: Vec3, ab: Vec3) -> (Vec3, f32) {
-    let len2 = ab.dot(ab);
-    let t = (p - a).dot(ab) / len2;
+fn segment_scalar(p: Vec3, a: Vec3, ab: Vec3, s: f32) -> (Vec3, f32) {
+    let abs = ab * s;
+    let len2 = abs.dot(abs);
+    let t = ((p - a) * s).dot(abs) / len2;
     // Comparisons are false for NaN (0/0, inf/inf): those take t = 0.
     let t = if t > 0.0 { t } else { 0.0 };
     let t = if t < 1.0 { t } else { 1.0 };
@@ -99,9 +111,10 @@ fn segment_scalar(p: Vec3, a: Vec3, ab: Vec3) -> (Vec3, f32) {
 }
 
 #[inline(always)]
-fn segment_lanes<L: Lanes>(p: Vec3x<L>, a: Vec3x<L>, ab: Vec3x<L>) -> (Vec3x<L>, L) {
-    let len2 = ab.dot(ab);
-    let t = (p - a).dot(ab) / len2;
+fn segment_lanes<L: Lanes>(p: Vec3x<L>, a: Vec3x<L>, ab: Vec3x<L>, s: L) -> (Vec3x<L>, L) {
+    let abs = ab.scale(s);
+    let len2 = abs.dot(abs);
+    let t = (p - a).scale(s).dot(abs) / len2;
     let zero = L::splat(0.0);
     let one = L::splat(1.0);
     let t = L::select(t.gt(zero), t, zero);
@@ -109,13 +122,15 @@ fn segment_lanes<L: Lanes>(p: Vec3x<L>, a: Vec3x<L>, ab: Vec3x<L>) -> (Vec3x<L>,
     (a + ab * t, t)
 }
 
-/// The three-edge answer for degenerate triangles: `(q, u, v)`.
+/// The three-edge answer for degenerate triangles: `(q, u, v)`; distances compared on the
+/// gaps multiplied by the triangle's factor `s`.
 #[inline(never)]
-fn edges_scalar(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, f32, f32) {
-    let (q0, t0) = segment_scalar(p, a, b - a);
-    let (q1, t1) = segment_scalar(p, a, c - a);
-    let (q2, t2) = segment_scalar(p, b, c - b);
-    let (d0, d1, d2) = (distance_squared_scalar(p, q0), distance_squared_scalar(p, q1), distance_squared_scalar(p, q2));
+fn edges_scalar(p: Vec3, a: Vec3, b: Vec3, c: Vec3, s: f32) -> (Vec3, f32, f32) {
+    let (q0, t0) = segment_scalar(p, a, b - a, s);
+    let (q1, t1) = segment_scalar(p, a, c - a, s);
+    let (q2, t2) = segment_scalar(p, b, c - b, s);
+    let gap = |q: Vec3| distance_squared_scalar(p * s, q * s);
+    let (d0, d1, d2) = (gap(q0), gap(q1), gap(q2));
     // Later edges win only when strictly nearer.
     let mut best = (q0, t0, 0.0, d0);
     if d1 < best.3 {
@@ -128,11 +143,12 @@ fn edges_scalar(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, f32, f32) {
 }
 
 #[inline(always)]
-fn edges_lanes<L: Lanes>(p: Vec3x<L>, a: Vec3x<L>, b: Vec3x<L>, c: Vec3x<L>) -> (Vec3x<L>, L, L) {
-    let (q0, t0) = segment_lanes(p, a, b - a);
-    let (q1, t1) = segment_lanes(p, a, c - a);
-    let (q2, t2) = segment_lanes(p, b, c - b);
-    let (d0, d1, d2) = (distance_squared_lanes(p, q0), distance_squared_lanes(p, q1), distance_squared_lanes(p, q2));
+fn edges_lanes<L: Lanes>(p: Vec3x<L>, a: Vec3x<L>, b: Vec3x<L>, c: Vec3x<L>, s: L) -> (Vec3x<L>, L, L) {
+    let (q0, t0) = segment_lanes(p, a, b - a, s);
+    let (q1, t1) = segment_lanes(p, a, c - a, s);
+    let (q2, t2) = segment_lanes(p, b, c - b, s);
+    let gap = |q: Vec3x<L>| distance_squared_lanes(p.scale(s), q.scale(s));
+    let (d0, d1, d2) = (gap(q0), gap(q1), gap(q2));
     let zero = L::splat(0.0);
     let m1 = d1.lt(d0);
     let (q, u, v, d) =
@@ -141,34 +157,53 @@ fn edges_lanes<L: Lanes>(p: Vec3x<L>, a: Vec3x<L>, b: Vec3x<L>, c: Vec3x<L>) -> 
     (Vec3x::select(m2, q2, q), L::select(m2, L::splat(1.0) - t2, u), L::select(m2, t2, v))
 }
 
+/// [`Triangle::is_degenerate`]'s predicate on edges already multiplied by the triangle's
+/// factor (a valid triangle), so it holds at every scale.
+#[inline(always)]
+fn degenerate_scaled(e1: Vec3, e2: Vec3) -> bool {
+    let n2 = e1.cross(e2).length_squared();
+    let bound = (Triangle::SLIVER * Triangle::SLIVER) * (e1.length_squared() * e2.length_squared());
+    !(n2 > bound && n2 < f32::INFINITY && bound < f32::INFINITY)
+}
+
 /// Closest point on triangle `tri` to `p`: `(q, u, v)` with `q = (1-u-v) v0 + u v1 + v v2`
-/// (see the module docs for degenerate triangles and invalid input).
+/// (see the module docs for degenerate triangles, scale and invalid input).
 #[must_use]
 pub fn triangle_scalar(p: Vec3, tri: &Triangle) -> (Vec3, f32, f32) {
     if !p.is_finite() || !tri.is_valid() {
         return (MISS_POINT, 0.0, 0.0);
     }
     let [a, b, c] = tri.v;
-    let (q, u, v) = if tri.is_degenerate() { edges_scalar(p, a, b, c) } else { ericson_scalar(p, a, b, c) };
-    let (q, u, v) = if q.is_finite() && u.is_finite() && v.is_finite() { (q, u, v) } else { edges_scalar(p, a, b, c) };
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let l2 = ab.dot(ab).max(ac.dot(ac)).max(ap.dot(ap));
+    let s = normaliser_sq(l2, || max_abs(&[ab, ac, ap]));
+    let (q, u, v) = if degenerate_scaled((b - a) * s, (c - a) * s) {
+        edges_scalar(p, a, b, c, s)
+    } else {
+        ericson_scalar(p, a, b, c, s)
+    };
+    let (q, u, v) =
+        if q.is_finite() && u.is_finite() && v.is_finite() { (q, u, v) } else { edges_scalar(p, a, b, c, s) };
     let bounds = tri.aabb();
     (q.max(bounds.min).min(bounds.max), u, v)
 }
 
-/// Ericson's `ClosestPtPointTriangle` with the early outs, returning `(q, u, v)`.
+/// Ericson's `ClosestPtPointTriangle` with the early outs, returning `(q, u, v)`; the dot
+/// products are taken on the differences multiplied by `s`, the points from the unscaled
+/// vertices.
 #[inline(always)]
-fn ericson_scalar(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, f32, f32) {
-    let ab = b - a;
-    let ac = c - a;
-    let ap = p - a;
-    let d1 = ab.dot(ap);
-    let d2 = ac.dot(ap);
+fn ericson_scalar(p: Vec3, a: Vec3, b: Vec3, c: Vec3, s: f32) -> (Vec3, f32, f32) {
+    let (ab, ac) = (b - a, c - a);
+    let (abs, acs) = (ab * s, ac * s);
+    let ap = (p - a) * s;
+    let d1 = abs.dot(ap);
+    let d2 = acs.dot(ap);
     if d1 <= 0.0 && d2 <= 0.0 {
         return (a, 0.0, 0.0); // vertex region A
     }
-    let bp = p - b;
-    let d3 = ab.dot(bp);
-    let d4 = ac.dot(bp);
+    let bp = (p - b) * s;
+    let d3 = abs.dot(bp);
+    let d4 = acs.dot(bp);
     if d3 >= 0.0 && d4 <= d3 {
         return (b, 1.0, 0.0); // vertex region B
     }
@@ -177,9 +212,9 @@ fn ericson_scalar(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, f32, f32) {
         let t = d1 / (d1 - d3);
         return (a + ab * t, t, 0.0); // edge region AB
     }
-    let cp = p - c;
-    let d5 = ab.dot(cp);
-    let d6 = ac.dot(cp);
+    let cp = (p - c) * s;
+    let d5 = abs.dot(cp);
+    let d6 = acs.dot(cp);
     if d6 >= 0.0 && d5 <= d6 {
         return (c, 0.0, 1.0); // vertex region C
     }
@@ -207,27 +242,46 @@ fn ericson_scalar(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, f32, f32) {
 #[must_use]
 pub fn triangle_lanes<L: Lanes>(p: Vec3x<L>, tri: &TriangleLanes<L>) -> (Vec3x<L>, L, L) {
     let [a, b, c] = tri.vertices();
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let l2 = ab.dot(ab).max(ac.dot(ac)).max(ap.dot(ap));
+    triangle_lanes_by(p, tri, normaliser_sq_lanes(l2, || max_abs_lanes(&[ab, ac, ap])))
+}
+
+/// [`triangle_lanes`] for callers whose differences are known to need no factor (the
+/// moving-sphere sweep, which has scaled its whole problem).
+#[inline(always)]
+pub(crate) fn triangle_lanes_in_range<L: Lanes>(p: Vec3x<L>, tri: &TriangleLanes<L>) -> (Vec3x<L>, L, L) {
+    triangle_lanes_by(p, tri, None)
+}
+
+/// [`triangle_lanes`] with the factor `s` (`None`: one in every lane).
+#[inline(always)]
+fn triangle_lanes_by<L: Lanes>(p: Vec3x<L>, tri: &TriangleLanes<L>, factor: Option<L>) -> (Vec3x<L>, L, L) {
+    let [a, b, c] = tri.vertices();
     let zero = L::splat(0.0);
     let one = L::splat(1.0);
     let valid = p.is_finite() & a.is_finite() & b.is_finite() & c.is_finite();
 
-    // Every region's answer, with its condition, as in `ericson_scalar`.
+    // Every region's answer, with its condition, as in `ericson_scalar`; the dot products
+    // on the differences multiplied by the factor, where a lane needs one.
     let ab = b - a;
     let ac = c - a;
-    let ap = p - a;
-    let d1 = ab.dot(ap);
-    let d2 = ac.dot(ap);
+    let sc = |v: Vec3x<L>| factor.map_or(v, |s| v.scale(s));
+    let (abs, acs) = (sc(ab), sc(ac));
+    let ap = sc(p - a);
+    let d1 = abs.dot(ap);
+    let d2 = acs.dot(ap);
     let in_a = d1.le(zero) & d2.le(zero);
-    let bp = p - b;
-    let d3 = ab.dot(bp);
-    let d4 = ac.dot(bp);
+    let bp = sc(p - b);
+    let d3 = abs.dot(bp);
+    let d4 = acs.dot(bp);
     let in_b = d3.ge(zero) & d4.le(d3);
     let vc = d1 * d4 - d3 * d2;
     let in_ab = vc.le(zero) & d1.ge(zero) & d3.le(zero);
     let t_ab = d1 / (d1 - d3);
-    let cp = p - c;
-    let d5 = ab.dot(cp);
-    let d6 = ac.dot(cp);
+    let cp = sc(p - c);
+    let d5 = abs.dot(cp);
+    let d6 = acs.dot(cp);
     let in_c = d6.ge(zero) & d5.le(d6);
     let vb = d5 * d2 - d1 * d6;
     let in_ac = vb.le(zero) & d2.ge(zero) & d6.le(zero);
@@ -256,16 +310,21 @@ pub fn triangle_lanes<L: Lanes>(p: Vec3x<L>, tri: &TriangleLanes<L>) -> (Vec3x<L
     pick(in_b, b, one, zero);
     pick(in_a, a, zero, zero);
 
-    // Degenerate triangles (the predicate of `Triangle::is_degenerate`, same operations) and
+    // Degenerate triangles (the predicate of `degenerate_scaled`, same operations) and
     // non-finite answers take the three edges.
-    let n2 = ab.cross(ac).length_squared();
+    let n2 = abs.cross(acs).length_squared();
     let sliver = L::splat(Triangle::SLIVER * Triangle::SLIVER);
-    let bound = sliver * (ab.length_squared() * ac.length_squared());
+    // (Without a factor, the lengths the caller took for it.)
+    let (lab, lac) = match factor {
+        None => (ab.length_squared(), ac.length_squared()),
+        Some(_) => (abs.length_squared(), acs.length_squared()),
+    };
+    let bound = sliver * (lab * lac);
     let inf = L::splat(f32::INFINITY);
     let sound = n2.gt(bound) & n2.lt(inf) & bound.lt(inf);
     let ok = sound & q.is_finite() & u.is_finite() & v.is_finite();
     if (valid & !ok).any() {
-        let (qe, ue, ve) = edges_lanes(p, a, b, c);
+        let (qe, ue, ve) = edges_lanes(p, a, b, c, factor.unwrap_or(one));
         let m = !ok;
         q = Vec3x::select(m, qe, q);
         u = L::select(m, ue, u);

@@ -28,6 +28,7 @@ pub mod ray_aabb;
 pub mod ray_plane;
 pub mod ray_sphere;
 pub mod ray_triangle;
+pub(crate) mod scale;
 pub mod segment_capsule;
 pub mod segment_sphere;
 pub mod watertight;

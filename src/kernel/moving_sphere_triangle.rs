@@ -25,9 +25,17 @@
 //! of tangency, and `toi` agrees within 2⁻¹⁴, or, on a grazing approach (where a tiny change
 //! of distance moves the time a lot), the distance approached along the contact normal agrees
 //! within 10⁻⁵ of the scene's scale (gated in `tests/moving_sphere_triangle.rs`).
+//!
+//! Scale: the closest point holds fourth powers of the sizes and the edges' capsules eighth
+//! powers, so both twins first move the problem to `v0` and multiply it by the power of two
+//! that brings its largest component into `[1, 2)` when its largest length (of `c - v0`, the
+//! edges from `v0`, the motion, the radius) lies outside `[2⁻¹², 2¹²]` (exact; answers in that range are unchanged bit for bit). A world scaled by `2^k` gives
+//! the same time of impact and normal, and the point scaled, bit for bit, from `2⁻⁶⁰` to
+//! `2⁶⁰`.
 
-use crate::kernel::closest_point::{triangle_lanes, triangle_scalar};
-use crate::kernel::segment_capsule::{capsule_raw, intersect_dir_scalar};
+use crate::kernel::closest_point::{triangle_lanes_in_range, triangle_scalar};
+use crate::kernel::scale::{max_abs, max_abs_lanes, normaliser_sq, normaliser_sq_lanes};
+use crate::kernel::segment_capsule::{capsule_in_range, intersect_dir_scalar};
 use crate::lanes::Lanes;
 use crate::prim::{Capsule, Triangle, TriangleLanes};
 use crate::vec3x::Vec3x;
@@ -58,6 +66,21 @@ pub fn sweep_scalar(center: Vec3, radius: f32, motion: Vec3, tri: &Triangle) -> 
     if !valid {
         return None;
     }
+    // The problem relative to v0, scaled by a power of two where needed (`kernel::scale`).
+    let (c0, e1, e2) = (center - v0, v1 - v0, v2 - v0);
+    let l2 = c0.dot(c0).max(e1.dot(e1)).max(e2.dot(e2)).max(motion.dot(motion)).max(radius * radius);
+    let s = normaliser_sq(l2, || max_abs(&[c0, e1, e2, motion]).max(radius));
+    if s != 1.0 {
+        let scaled = Triangle::new(Vec3::ZERO, e1 * s, e2 * s);
+        let h = sweep_core(c0 * s, radius * s, motion * s, &scaled)?;
+        return Some(SweepContact { point: h.point * (1.0 / s) + v0, ..h });
+    }
+    sweep_core(center, radius, motion, tri)
+}
+
+/// [`sweep_scalar`] on valid input whose magnitudes need no scaling.
+fn sweep_core(center: Vec3, radius: f32, motion: Vec3, tri: &Triangle) -> Option<SweepContact> {
+    let [v0, v1, v2] = tri.v;
     let (q0, _, _) = triangle_scalar(center, tri);
     let toi = if (center - q0).length_squared() <= radius * radius {
         0.0
@@ -135,13 +158,44 @@ pub fn sweep_lanes<L: Lanes>(
     motion: Vec3x<L>,
     tri: &TriangleLanes<L>,
 ) -> (L::Mask, L, Vec3x<L>, Vec3x<L>) {
+    let one = L::splat(1.0);
+    // As in the scalar: lanes whose magnitudes need it are moved to v0 and scaled (NaN
+    // lanes stay NaN).
+    let (c0, e1, e2) = (center - tri.v0, tri.v1 - tri.v0, tri.v2 - tri.v0);
+    let l2 = c0.dot(c0).max(e1.dot(e1)).max(e2.dot(e2)).max(motion.dot(motion)).max(radius * radius);
+    if let Some(s) = normaliser_sq_lanes(l2, || max_abs_lanes(&[c0, e1, e2, motion]).max(radius)) {
+        let out = s.ne(one);
+        let scaled = TriangleLanes {
+            v0: Vec3x::select(out & tri.v0.is_finite(), Vec3x::splat(Vec3::ZERO), tri.v0),
+            v1: Vec3x::select(out, e1.scale(s), tri.v1),
+            v2: Vec3x::select(out, e2.scale(s), tri.v2),
+        };
+        let center = Vec3x::select(out, c0.scale(s), center);
+        let motion = Vec3x::select(out, motion.scale(s), motion);
+        let (hit, toi, point, normal) = sweep_lanes_core(center, L::select(out, radius * s, radius), motion, &scaled);
+        let point = Vec3x::select(out & hit, point.scale(one / s) + tri.v0, point);
+        return (hit, toi, point, normal);
+    }
+    sweep_lanes_core(center, radius, motion, tri)
+}
+
+/// [`sweep_lanes`] on lanes whose magnitudes need no scaling.
+#[inline(always)]
+fn sweep_lanes_core<L: Lanes>(
+    center: Vec3x<L>,
+    radius: L,
+    motion: Vec3x<L>,
+    tri: &TriangleLanes<L>,
+) -> (L::Mask, L, Vec3x<L>, Vec3x<L>) {
     let zero = L::splat(0.0);
     let one = L::splat(1.0);
     let inf = L::splat(f32::INFINITY);
     let (v0, v1, v2) = (tri.v0, tri.v1, tri.v2);
     // TriangleLanes turns invalid triangles into NaN, which fails every test below.
     let valid = center.is_finite() & motion.is_finite() & radius.is_finite() & radius.ge(zero) & v0.is_finite();
-    let (q0, _, _) = triangle_lanes(center, tri);
+    // The problem is in range here (see `sweep_lanes`): the closest point and the capsules
+    // need no factor of their own.
+    let (q0, _, _) = triangle_lanes_in_range(center, tri);
     let g0 = center - q0;
     let start = g0.dot(g0).le(radius * radius);
 
@@ -170,7 +224,7 @@ pub fn sweep_lanes<L: Lanes>(
 
     // The edges as capsules.
     for (a, b) in [(v0, v1), (v1, v2), (v2, v0)] {
-        let (h, t) = capsule_raw(center, motion, a, b, radius);
+        let (h, t) = capsule_in_range(center, motion, a, b, radius);
         best = best.min(L::select(h, t, inf));
     }
     let hit = valid & (start | best.le(one));
@@ -179,7 +233,7 @@ pub fn sweep_lanes<L: Lanes>(
 
     // Contact point and normal at the time of impact.
     let at = center + motion.scale(L::select(hit, toi, zero));
-    let (point, _, _) = triangle_lanes(at, tri);
+    let (point, _, _) = triangle_lanes_in_range(at, tri);
     let gap = at - point;
     let glen = gap.dot(gap).sqrt();
     let g = gap.scale(one / glen);

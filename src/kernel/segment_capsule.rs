@@ -5,8 +5,17 @@
 //! A zero-length segment touches only if `p` is inside. A capsule whose ends coincide is a
 //! sphere. As for spheres, the body's discriminant is evaluated in a cancellation-free form
 //! (`qb² - qa·qc = dd (qa r² - ((m × n)·d)²)`), which matters for thin capsules seen from far.
+//!
+//! That quadratic holds eighth powers of the sizes (`dd · qa · r²`), so both twins work on
+//! the segment's offsets from the two ends, the axis, the motion and the radius multiplied
+//! by a power of two that brings their largest component into `[1, 2)` when their largest
+//! length lies outside `[2⁻¹², 2¹²]` (`kernel::scale`; exact, and a no-op for the answer wherever the unscaled arithmetic did not
+//! over- or underflow): a problem scaled by `2^k` meets the capsule at the same `t`, bit for
+//! bit, from `2⁻⁶⁰` to `2⁶⁰` (`tests/kernels_vs_scalar.rs`). Unscaled, the body was lost
+//! from sizes of about `2¹⁶` up and below `2⁻¹⁶`.
 
 use crate::kernel::ray_sphere;
+use crate::kernel::scale::{max_abs, max_abs_lanes, normaliser_sq, normaliser_sq_lanes};
 use crate::lanes::Lanes;
 use crate::prim::{Capsule, CapsuleLanes, Sphere};
 use crate::ray::Ray;
@@ -15,15 +24,17 @@ use glam::Vec3;
 
 /// Squared distance from `p` to the segment `a → b` (Ericson 5.1.2.1).
 pub fn sq_dist_point_segment(p: Vec3, a: Vec3, b: Vec3) -> f32 {
-    let ab = b - a;
-    let ap = p - a;
+    sq_dist_parts(p - a, p - b, b - a)
+}
+
+/// [`sq_dist_point_segment`] on the differences `ap = p - a`, `bp = p - b`, `ab = b - a`.
+fn sq_dist_parts(ap: Vec3, bp: Vec3, ab: Vec3) -> f32 {
     let e = ap.dot(ab);
     if e <= 0.0 {
         return ap.dot(ap);
     }
     let f = ab.dot(ab);
     if e >= f {
-        let bp = p - b;
         return bp.dot(bp);
     }
     ap.dot(ap) - e * e / f
@@ -43,21 +54,27 @@ pub(crate) fn intersect_dir_scalar(p: Vec3, n: Vec3, cap: &Capsule) -> Option<f3
     if !p.is_finite() || !n.is_finite() || !cap.is_valid() {
         return None;
     }
-    let r2 = cap.radius * cap.radius;
-    if sq_dist_point_segment(p, cap.a, cap.b) <= r2 {
+    // The problem relative to the capsule's ends, scaled by a power of two (see
+    // `kernel::scale`): `m = p - a`, `mb = p - b`, axis `d = b - a`.
+    let (m, mb, d) = (p - cap.a, p - cap.b, cap.b - cap.a);
+    let l2 = m.dot(m).max(d.dot(d)).max(n.dot(n)).max(cap.radius * cap.radius);
+    let s = normaliser_sq(l2, || max_abs(&[m, mb, d, n]).max(cap.radius));
+    let (m, mb, d, n, r) = (m * s, mb * s, d * s, n * s, cap.radius * s);
+    let r2 = r * r;
+    if sq_dist_parts(m, mb, d) <= r2 {
         return Some(0.0);
     }
-    let seg = Ray::with_interval(p, n, 0.0, 1.0);
     let mut best: Option<f32> = None;
     let mut take = |t: f32| best = Some(best.map_or(t, |b: f32| b.min(t)));
-    for c in [cap.a, cap.b] {
-        if let Some(t) = ray_sphere::intersect_scalar(&seg, &Sphere::new(c, cap.radius)) {
+    for o in [m, mb] {
+        // The end sphere at the origin, the segment starting at its offset from the centre.
+        if let Some(t) = ray_sphere::intersect_scalar(&Ray::with_interval(o, n, 0.0, 1.0), &Sphere::new(Vec3::ZERO, r))
+        {
             take(t);
         }
     }
     // Cylinder body (Ericson 5.3.7 with axis d = b - a, m = p - a): the quadratic
     // qa t² + 2 qb t + qc = 0, all scaled by dd = d·d.
-    let (d, m) = (cap.b - cap.a, p - cap.a);
     let (md, nd, dd) = (m.dot(d), n.dot(d), d.dot(d));
     let qa = dd * n.dot(n) - nd * nd;
     let qb = dd * m.dot(n) - nd * md;
@@ -82,24 +99,51 @@ pub(crate) fn intersect_dir_scalar(p: Vec3, n: Vec3, cap: &Capsule) -> Option<f3
 /// `(hit, t)` for the segment `p → p + n`.
 #[inline(always)]
 pub(crate) fn capsule_raw<L: Lanes>(p: Vec3x<L>, n: Vec3x<L>, a: Vec3x<L>, b: Vec3x<L>, r: L) -> (L::Mask, L) {
+    // As in the scalar: relative to the ends, scaled by a power of two where needed.
+    let (m, mb, d) = (p - a, p - b, b - a);
+    let l2 = m.dot(m).max(d.dot(d)).max(n.dot(n)).max(r * r);
+    capsule_relative(m, mb, d, n, r, normaliser_sq_lanes(l2, || max_abs_lanes(&[m, mb, d, n]).max(r)))
+}
+
+/// [`capsule_raw`] for callers whose problem is known to need no factor (the moving-sphere
+/// sweep, which has scaled its whole problem).
+#[inline(always)]
+pub(crate) fn capsule_in_range<L: Lanes>(p: Vec3x<L>, n: Vec3x<L>, a: Vec3x<L>, b: Vec3x<L>, r: L) -> (L::Mask, L) {
+    capsule_relative(p - a, p - b, b - a, n, r, None)
+}
+
+/// The lanes kernel on the segment's offsets `m = p - a`, `mb = p - b`, the axis `d = b - a`,
+/// the motion `n` and the radius `r`, all multiplied by `factor` where there is one.
+#[inline(always)]
+fn capsule_relative<L: Lanes>(
+    m: Vec3x<L>,
+    mb: Vec3x<L>,
+    d: Vec3x<L>,
+    n: Vec3x<L>,
+    r: L,
+    factor: Option<L>,
+) -> (L::Mask, L) {
     let zero = L::splat(0.0);
     let one = L::splat(1.0);
     let inf = L::splat(f32::INFINITY);
+    let (m, mb, d, n, r) = match factor {
+        None => (m, mb, d, n, r),
+        Some(s) => (m.scale(s), mb.scale(s), d.scale(s), n.scale(s), r * s),
+    };
     let r2 = r * r;
-    let d = b - a;
-    let m = p - a;
     let (md, nd, dd) = (m.dot(d), n.dot(d), d.dot(d));
     // p inside: distance from p to the axis segment.
     let w = L::select(dd.gt(zero), (md / dd).clamp(zero, one), zero);
     let off = m - d.scale(w);
     let inside = off.dot(off).le(r2);
-    // End spheres.
-    let sphere = |c: Vec3x<L>| {
-        let (h, s, _) = ray_sphere::first_root(p, n, c, r);
+    // End spheres, each at the origin with the segment starting at its offset.
+    let origin = Vec3x::splat(Vec3::ZERO);
+    let sphere = |o: Vec3x<L>| {
+        let (h, s, _) = ray_sphere::first_root(o, n, origin, r);
         let ok = h & s.le(one);
         L::select(ok, s, inf)
     };
-    let t_caps = sphere(a).min(sphere(b));
+    let t_caps = sphere(m).min(sphere(mb));
     // Body: root qc / (sqrt(disc) - qb), free of cancellation for qb < 0.
     let qa = dd * n.dot(n) - nd * nd;
     let qb = dd * m.dot(n) - nd * md;
