@@ -1304,3 +1304,24 @@ fn moving_sphere_aabb_same_time_at_every_scale() {
         }
     }
 }
+
+/// Sizes far apart in one problem: a small sphere on a long segment past a short capsule
+/// (the motion 2²¹ times the radius). Scaling brings the longest length to 1, so the
+/// smallest terms of the body's discriminant come near f32's subnormals; they only matter
+/// where they are negligible against the others, and the time stays exact to rounding.
+#[test]
+fn segment_capsule_with_sizes_far_apart() {
+    for (len, r, motion) in [(2f32.powi(-7), 2f32.powi(-9), 2f32.powi(14)), (2f32.powi(-9), 2f32.powi(-12), 2f32.powi(14))] {
+        let cap = Capsule::new(Vec3::ZERO, Vec3::new(len, 0.0, 0.0), r);
+        let (p, q) = (Vec3::new(len / 2.0, -motion / 2.0, 0.0), Vec3::new(len / 2.0, motion / 2.0, 0.0));
+        let want = 0.5 - r / motion;
+        let got = segment_capsule::intersect_scalar(p, q, &cap).expect("the body is met");
+        assert!((got - want).abs() <= 1e-7, "scalar {got}, want {want}");
+        let (hit, t) = segment_capsule::intersect_lanes::<lanecast::F32x8>(
+            Vec3x::splat(p),
+            Vec3x::splat(q),
+            &Soa::from_slice(&[cap; 8]).lanes(0),
+        );
+        assert!(hit.lane(0) && (t.lane(0) - want).abs() <= 1e-7, "lanes {}, want {want}", t.lane(0));
+    }
+}
