@@ -1311,7 +1311,9 @@ fn moving_sphere_aabb_same_time_at_every_scale() {
 /// where they are negligible against the others, and the time stays exact to rounding.
 #[test]
 fn segment_capsule_with_sizes_far_apart() {
-    for (len, r, motion) in [(2f32.powi(-7), 2f32.powi(-9), 2f32.powi(14)), (2f32.powi(-9), 2f32.powi(-12), 2f32.powi(14))] {
+    for (len, r, motion) in
+        [(2f32.powi(-7), 2f32.powi(-9), 2f32.powi(14)), (2f32.powi(-9), 2f32.powi(-12), 2f32.powi(14))]
+    {
         let cap = Capsule::new(Vec3::ZERO, Vec3::new(len, 0.0, 0.0), r);
         let (p, q) = (Vec3::new(len / 2.0, -motion / 2.0, 0.0), Vec3::new(len / 2.0, motion / 2.0, 0.0));
         let want = 0.5 - r / motion;
