@@ -26,11 +26,11 @@
 //! # Degenerate triangles and robustness
 //!
 //! A degenerate triangle (a point, collinear vertices, or an edge-angle sine below
-//! [`Triangle::SLIVER`]: the predicate of [`Triangle::is_degenerate`], evaluated on the
-//! scaled edges below, so a tiny or huge triangle is not degenerate for its size), or one for
-//! which Ericson's formulas give a non-finite value, is treated as its three edges: `q` is the closest point of the three
-//! segments (the first of equal distances in the order `v0v1`, `v0v2`, `v1v2`), with its
-//! barycentrics. The result is finite for finite input.
+//! [`Triangle::SLIVER`]: the predicate of [`Triangle::is_degenerate`], evaluated on the scaled
+//! edges below, so a tiny or huge triangle is not degenerate for its size), or one for which
+//! Ericson's formulas give a non-finite value, is treated as its three edges: `q` is the
+//! closest point of the three segments (the first of equal distances in the order `v0v1`,
+//! `v0v2`, `v1v2`), with its barycentrics. The result is finite for finite input.
 //!
 //! The triangle point is finally clamped to the triangle's bounding box, and the sphere point
 //! to the sphere's (`c ± r`). Clamping to a convex set that holds the exact answer never moves
@@ -42,13 +42,13 @@
 //! well-shaped triangles the point is within a few ulps of the coordinates, for slivers the
 //! error grows as `ε · size / sin²` (and stays inside the bounding box).
 //!
-//! Scale: the region tests multiply dot products (fourth powers of the sizes), so the
-//! triangle kernels take them on `v1 - v0`, `v2 - v0`, `p - v0` (and `p - v1`, `p - v2`)
-//! multiplied by the power of two that brings the largest component of the first three into
-//! `[1, 2)` when their largest length lies outside `[2⁻¹², 2¹²]` (exact, so answers in that range are unchanged
-//! bit for bit); the point itself comes from the unscaled vertices. A problem scaled by `2^k`
-//! gives the point scaled and the same barycentrics, bit for bit, from `2⁻¹⁰⁰` to `2¹⁰⁰`
-//! when nothing is subnormal (`tests/closest_point.rs`).
+//! Scale: the region tests multiply dot products (fourth powers of the sizes), so the triangle
+//! kernels take them on `v1 - v0`, `v2 - v0`, `p - v0` (and `p - v1`, `p - v2`) multiplied by
+//! the power of two that brings the largest component of the first three into `[1, 2)` when
+//! their largest length lies outside `[2⁻¹², 2¹²]` (exact, so answers in that range are
+//! unchanged bit for bit); the point itself comes from the unscaled vertices. A problem scaled
+//! by `2^k` gives the point scaled and the same barycentrics, bit for bit, from `2⁻¹⁰⁰` to
+//! `2¹⁰⁰` when nothing is subnormal (`tests/closest_point.rs`).
 //!
 //! # Invalid input
 //!
@@ -157,15 +157,6 @@ fn edges_lanes<L: Lanes>(p: Vec3x<L>, a: Vec3x<L>, b: Vec3x<L>, c: Vec3x<L>, s: 
     (Vec3x::select(m2, q2, q), L::select(m2, L::splat(1.0) - t2, u), L::select(m2, t2, v))
 }
 
-/// [`Triangle::is_degenerate`]'s predicate on edges already multiplied by the triangle's
-/// factor (a valid triangle), so it holds at every scale.
-#[inline(always)]
-fn degenerate_scaled(e1: Vec3, e2: Vec3) -> bool {
-    let n2 = e1.cross(e2).length_squared();
-    let bound = (Triangle::SLIVER * Triangle::SLIVER) * (e1.length_squared() * e2.length_squared());
-    !(n2 > bound && n2 < f32::INFINITY && bound < f32::INFINITY)
-}
-
 /// Closest point on triangle `tri` to `p`: `(q, u, v)` with `q = (1-u-v) v0 + u v1 + v v2`
 /// (see the module docs for degenerate triangles, scale and invalid input).
 #[must_use]
@@ -177,7 +168,8 @@ pub fn triangle_scalar(p: Vec3, tri: &Triangle) -> (Vec3, f32, f32) {
     let (ab, ac, ap) = (b - a, c - a, p - a);
     let l2 = ab.dot(ab).max(ac.dot(ac)).max(ap.dot(ap));
     let s = normaliser_sq(l2, || max_abs(&[ab, ac, ap]));
-    let (q, u, v) = if degenerate_scaled((b - a) * s, (c - a) * s) {
+    // Degenerate for its size: the predicate on the scaled edges.
+    let (q, u, v) = if Triangle::edges_degenerate(ab * s, ac * s) {
         edges_scalar(p, a, b, c, s)
     } else {
         ericson_scalar(p, a, b, c, s)
@@ -310,8 +302,8 @@ fn triangle_lanes_by<L: Lanes>(p: Vec3x<L>, tri: &TriangleLanes<L>, factor: Opti
     pick(in_b, b, one, zero);
     pick(in_a, a, zero, zero);
 
-    // Degenerate triangles (the predicate of `degenerate_scaled`, same operations) and
-    // non-finite answers take the three edges.
+    // Degenerate triangles (the predicate of `Triangle::edges_degenerate` on the scaled
+    // edges, same operations) and non-finite answers take the three edges.
     let n2 = abs.cross(acs).length_squared();
     let sliver = L::splat(Triangle::SLIVER * Triangle::SLIVER);
     // (Without a factor, the lengths the caller took for it.)

@@ -29,9 +29,9 @@
 //! Scale: the closest point holds fourth powers of the sizes and the edges' capsules eighth
 //! powers, so both twins first move the problem to `v0` and multiply it by the power of two
 //! that brings its largest component into `[1, 2)` when its largest length (of `c - v0`, the
-//! edges from `v0`, the motion, the radius) lies outside `[2⁻¹², 2¹²]` (exact; answers in that range are unchanged bit for bit). A world scaled by `2^k` gives
-//! the same time of impact and normal, and the point scaled, bit for bit, from `2⁻⁶⁰` to
-//! `2⁶⁰`.
+//! edges from `v0`, the motion, the radius) lies outside `[2⁻¹², 2¹²]` (exact; answers in that
+//! range are unchanged bit for bit). A world scaled by `2^k` gives the same time of impact and
+//! normal, and the point scaled, bit for bit, from `2⁻⁶⁰` to `2⁶⁰`.
 
 use crate::kernel::closest_point::{triangle_lanes_in_range, triangle_scalar};
 use crate::kernel::scale::{max_abs, max_abs_lanes, normaliser_sq, normaliser_sq_lanes};

@@ -1,15 +1,17 @@
 //! Power-of-two normalisation for kernels whose arithmetic raises the sizes of a problem to
-//! high powers (the capsule body's quadratic holds eighth powers, the moving sphere–triangle
-//! sweep's closest point fourth powers), so that they neither overflow nor underflow f32.
+//! high powers (the capsule body's quadratic holds eighth powers, Ericson's closest point on
+//! a triangle fourth powers), so that they neither overflow nor underflow f32. Used by the
+//! segment–capsule and closest-point kernels and by the moving sphere–triangle sweep.
 //!
 //! A kernel takes the largest squared length `l2` among its (translated) inputs and
 //! multiplies them by [`normaliser_sq`]: `1` when `l2` lies in [`SCALE_FREE_SQUARED`],
-//! otherwise [`normaliser`] of their largest magnitude `m`, the power of two that brings
-//! `m` into `[1, 2)` (itself `1` when `m` lies in [`SCALE_FREE`]). Multiplying by a power of two is exact and commutes
-//! with rounding as long as nothing under- or overflows, so the answer is the one the
-//! unscaled arithmetic would give wherever that one was representable, and a problem scaled
-//! by `2^k` gives the same times bit for bit. Both twins of a kernel use the same rule per
-//! lane ([`normaliser_sq_lanes`] only walks the lanes when one of them needs a factor).
+//! otherwise [`normaliser`] of their largest magnitude `m`, the power of two that brings `m`
+//! into `[1, 2)` (itself `1` when `m` lies in [`SCALE_FREE`]). Multiplying by a power of two
+//! is exact and commutes with rounding as long as nothing under- or overflows, so the answer
+//! is the one the unscaled arithmetic would give wherever that one was representable, and a
+//! problem scaled by `2^k` gives the same answer bit for bit. Both twins of a kernel use the
+//! same rule per lane ([`normaliser_sq_lanes`] only walks the lanes when one of them needs a
+//! factor).
 
 use crate::lanes::{Lanes, Mask};
 use crate::vec3x::Vec3x;

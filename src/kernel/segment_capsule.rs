@@ -6,13 +6,13 @@
 //! sphere. As for spheres, the body's discriminant is evaluated in a cancellation-free form
 //! (`qb² - qa·qc = dd (qa r² - ((m × n)·d)²)`), which matters for thin capsules seen from far.
 //!
-//! That quadratic holds eighth powers of the sizes (`dd · qa · r²`), so both twins work on
-//! the segment's offsets from the two ends, the axis, the motion and the radius multiplied
-//! by a power of two that brings their largest component into `[1, 2)` when their largest
-//! length lies outside `[2⁻¹², 2¹²]` (`kernel::scale`; exact, and a no-op for the answer wherever the unscaled arithmetic did not
-//! over- or underflow): a problem scaled by `2^k` meets the capsule at the same `t`, bit for
-//! bit, from `2⁻⁶⁰` to `2⁶⁰` (`tests/kernels_vs_scalar.rs`). Unscaled, the body was lost
-//! from sizes of about `2¹⁶` up and below `2⁻¹⁶`.
+//! That quadratic holds eighth powers of the sizes (`dd · qa · r²`), so both twins work on the
+//! segment's offsets from the two ends, the axis, the motion and the radius multiplied by a
+//! power of two that brings their largest component into `[1, 2)` when their largest length
+//! lies outside `[2⁻¹², 2¹²]` (`kernel::scale`; exact, and a no-op for the answer wherever the
+//! unscaled arithmetic did not over- or underflow): a problem scaled by `2^k` meets the capsule
+//! at the same `t`, bit for bit, from `2⁻⁶⁰` to `2⁶⁰` (`tests/kernels_vs_scalar.rs`). Unscaled,
+//! the body was lost from sizes of about `2¹⁶` up and below `2⁻¹⁶`.
 
 use crate::kernel::ray_sphere;
 use crate::kernel::scale::{max_abs, max_abs_lanes, normaliser_sq, normaliser_sq_lanes};

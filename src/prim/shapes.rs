@@ -112,11 +112,15 @@ impl Triangle {
     /// finite f32. Rays never hit degenerate triangles; the ray kernels evaluate this same
     /// expression with the same operations, so every backend agrees on it exactly.
     pub fn is_degenerate(&self) -> bool {
-        let e1 = self.v[1] - self.v[0];
-        let e2 = self.v[2] - self.v[0];
+        !self.is_valid() || Self::edges_degenerate(self.v[1] - self.v[0], self.v[2] - self.v[0])
+    }
+    /// [`Triangle::is_degenerate`]'s test on the edges `e1`, `e2` of a valid triangle (the
+    /// closest-point kernel applies it to edges it has scaled by a power of two).
+    #[inline(always)]
+    pub(crate) fn edges_degenerate(e1: Vec3, e2: Vec3) -> bool {
         let n2 = e1.cross(e2).length_squared();
         let bound = (Self::SLIVER * Self::SLIVER) * (e1.length_squared() * e2.length_squared());
-        !(n2 > bound && n2 < f32::INFINITY && bound < f32::INFINITY && self.is_valid())
+        !(n2 > bound && n2 < f32::INFINITY && bound < f32::INFINITY)
     }
     /// Unit geometric normal `normalize(cross(v1 - v0, v2 - v0))`: in f32 (`s · (1 / √|s|²)`
     /// with `s` the cross product) when `|s|²` is a normal f32, otherwise in f64 (slivers,
