@@ -160,28 +160,18 @@ impl Tree {
         self.refit_up(p);
     }
 
-    fn depth(&self) -> usize {
-        let mut deepest = 0;
-        let mut stack = vec![(ROOT, 1usize)];
-        while let Some((i, d)) = stack.pop() {
-            deepest = deepest.max(d);
-            if !self.is_leaf(i) {
-                let [a, b] = self.kids[i as usize];
-                stack.push((a, d + 1));
-                stack.push((b, d + 1));
-            }
-        }
-        deepest
-    }
-
     /// Back to flat form: children adjacent, depth-first order, leaves renumbered so every
-    /// subtree's primitives are contiguous.
-    fn flatten(&self, perm: &[u32]) -> Bvh2 {
+    /// subtree's primitives are contiguous; `None` if the tree is deeper than `max_depth`
+    /// levels.
+    fn flatten(&self, perm: &[u32], max_depth: usize) -> Option<Bvh2> {
         let mut nodes = Vec::with_capacity(self.boxes.len());
         let mut new_perm = Vec::with_capacity(perm.len());
         nodes.push(bytemuck::Zeroable::zeroed());
-        let mut stack = vec![(ROOT, 0usize)];
-        while let Some((i, at)) = stack.pop() {
+        let mut stack = vec![(ROOT, 0usize, 1usize)];
+        while let Some((i, at, depth)) = stack.pop() {
+            if depth > max_depth {
+                return None;
+            }
             let (lo, hi) = (self.boxes[i as usize].min, self.boxes[i as usize].max);
             if self.is_leaf(i) {
                 let (first, count) = self.range[i as usize];
@@ -194,11 +184,11 @@ impl Tree {
                 nodes.push(bytemuck::Zeroable::zeroed());
                 nodes[at] = Node2 { min: lo.into(), count: 0, max: hi.into(), index: first as u32 };
                 let [a, b] = self.kids[i as usize];
-                stack.push((b, first + 1));
-                stack.push((a, first));
+                stack.push((b, first + 1, depth + 1));
+                stack.push((a, first, depth + 1));
             }
         }
-        Bvh2 { nodes, perm: new_perm }
+        Some(Bvh2 { nodes, perm: new_perm })
     }
 }
 
@@ -221,8 +211,11 @@ pub const STALL: usize = 256;
 /// Optimises `bvh` in place by reinsertion. Each round takes the `ratio` of nodes with the
 /// largest boxes (rounds 1, 1/3, 1/5, … of that batch, `rounds` of them, so the top of the
 /// tree gets the most attempts) and moves each to its best place, one at a time; a round
-/// ends early after [`STALL`] candidates in a row that did not move. Trees that would end
-/// deeper than `max_depth` are left as they were.
+/// ends early after [`STALL`] candidates in a row that did not move, and a round that moved
+/// nothing ends the pass (the tree is unchanged, so the next round, whose candidates come
+/// first in the same order, would search the same ones in vain). Trees that would end
+/// deeper than `max_depth` are left as they were, and so is a tree where nothing moved (no
+/// new copy is made).
 pub fn optimize(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize) {
     optimize_counted(bvh, ratio, rounds, max_depth);
 }
@@ -236,6 +229,7 @@ fn optimize_counted(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize)
     let mut t = Tree::from_nodes(&bvh.nodes);
     let mut stack = Vec::with_capacity(256);
     let mut cands: Vec<(f32, u32)> = Vec::with_capacity(bvh.nodes.len());
+    let mut changed = false;
     for round in 0..rounds {
         let batch = ((bvh.nodes.len() as f32 * ratio) / (2 * round + 1) as f32).ceil() as usize;
         cands.clear();
@@ -246,7 +240,7 @@ fn optimize_counted(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize)
         }
         cands.select_nth_unstable_by(batch - 1, |a, b| b.0.total_cmp(&a.0));
         cands[..batch].sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-        let mut since_move = 0;
+        let (mut since_move, mut moved) = (0, false);
         for &(_, n) in &cands[..batch] {
             // Earlier moves may have lifted `n` to the top two levels.
             if !t.has_grandparent(n) {
@@ -261,12 +255,16 @@ fn optimize_counted(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize)
                 && gain > 1e-6 * t.area(ROOT)
             {
                 t.move_to(n, dst);
-                since_move = 0;
+                (since_move, moved) = (0, true);
             }
         }
+        if !moved {
+            break;
+        }
+        changed = true;
     }
-    if t.depth() <= max_depth {
-        *bvh = t.flatten(&bvh.perm);
+    if changed && let Some(flat) = t.flatten(&bvh.perm, max_depth) {
+        *bvh = flat;
     }
     searched
 }
@@ -349,14 +347,24 @@ mod tests {
         let b = vec![Aabb::new(Vec3::ZERO, Vec3::ONE); 40_000];
         let mut bvh = build(&b, &BuildOptions { reinsertion: 0.0, ..BuildOptions::default() });
         let before = bvh.clone();
-        let rounds = 3;
-        // Every round's batch (10 % of the nodes, then a third, a fifth) exceeds the stall.
+        let nodes_at = bvh.nodes.as_ptr();
+        // The first round's batch (10 % of the nodes) exceeds the stall, and so would the
+        // next rounds' (a third, a fifth of it).
         assert!(bvh.nodes.len() / 50 > STALL, "{} nodes", bvh.nodes.len());
-        assert_eq!(optimize_counted(&mut bvh, 0.1, rounds, 128), rounds * STALL);
+        // One stall's worth of searches, then the pass ends: a round that moved nothing
+        // leaves the next rounds nothing to find.
+        assert_eq!(optimize_counted(&mut bvh, 0.1, 3, 128), STALL);
         assert_eq!(bvh.nodes, before.nodes);
-        // A move resets the count: random boxes keep moving well past one stall's worth.
+        assert_eq!(bvh.perm, before.perm);
+        // Nothing moved, so the tree was not copied back either.
+        assert_eq!(bvh.nodes.as_ptr(), nodes_at);
+        // A move resets the count: random boxes keep moving well past one stall's worth, and
+        // every round runs while rounds move something.
         let b = boxes(20_000, 5);
-        let mut bvh = build(&b, &BuildOptions { reinsertion: 0.0, ..BuildOptions::default() });
-        assert!(optimize_counted(&mut bvh, 0.1, 1, 128) > STALL);
+        let mut one = build(&b, &BuildOptions { reinsertion: 0.0, ..BuildOptions::default() });
+        let mut three = one.clone();
+        let first = optimize_counted(&mut one, 0.1, 1, 128);
+        assert!(first > STALL);
+        assert!(optimize_counted(&mut three, 0.1, 3, 128) > first);
     }
 }
