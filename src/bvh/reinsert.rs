@@ -210,7 +210,8 @@ pub const STALL: usize = 256;
 
 /// Optimises `bvh` in place by reinsertion. Each round takes the `ratio` of nodes with the
 /// largest boxes (rounds 1, 1/3, 1/5, … of that batch, `rounds` of them, so the top of the
-/// tree gets the most attempts) and moves each to its best place, one at a time; a round
+/// tree gets the most attempts; after the first round, the largest of the previous round's
+/// batch) and moves each to its best place, one at a time; a round
 /// ends early after [`STALL`] candidates in a row that did not move, and a round that moved
 /// nothing ends the pass (the tree is unchanged, so the next round, whose candidates come
 /// first in the same order, would search the same ones in vain). Trees that would end
@@ -232,8 +233,17 @@ fn optimize_counted(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize)
     let mut changed = false;
     for round in 0..rounds {
         let batch = ((bvh.nodes.len() as f32 * ratio) / (2 * round + 1) as f32).ceil() as usize;
-        cands.clear();
-        cands.extend((0..t.boxes.len() as u32).filter(|&i| t.has_grandparent(i)).map(|i| (t.area(i), i)));
+        // The first round ranks every movable node; later rounds re-rank the previous
+        // round's batch by its current areas (a node outside it would have to grow into the
+        // top share, which moves rarely cause: the same trees for both meshes at every
+        // preset, without a pass over all nodes per round).
+        if round == 0 {
+            cands.extend((0..t.boxes.len() as u32).filter(|&i| t.has_grandparent(i)).map(|i| (t.area(i), i)));
+        } else {
+            for c in cands.iter_mut() {
+                c.0 = t.area(c.1);
+            }
+        }
         let batch = batch.min(cands.len());
         if batch == 0 {
             break;
@@ -258,6 +268,7 @@ fn optimize_counted(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize)
                 (since_move, moved) = (0, true);
             }
         }
+        cands.truncate(batch);
         if !moved {
             break;
         }
