@@ -211,12 +211,11 @@ pub const STALL: usize = 256;
 /// Optimises `bvh` in place by reinsertion. Each round takes the `ratio` of nodes with the
 /// largest boxes (rounds 1, 1/3, 1/5, … of that batch, `rounds` of them, so the top of the
 /// tree gets the most attempts; after the first round, the largest of the previous round's
-/// batch) and moves each to its best place, one at a time; a round
-/// ends early after [`STALL`] candidates in a row that did not move, and a round that moved
-/// nothing ends the pass (the tree is unchanged, so the next round, whose candidates come
-/// first in the same order, would search the same ones in vain). Trees that would end
-/// deeper than `max_depth` are left as they were, and so is a tree where nothing moved (no
-/// new copy is made).
+/// batch) and moves each to its best place, one at a time. A round ends early after
+/// [`STALL`] candidates in a row that did not move, and a round that moved nothing ends the
+/// pass (the tree is unchanged, so the next round, whose candidates come first in the same
+/// order, would search the same ones in vain). Trees that would end deeper than `max_depth`
+/// are left as they were, and so is a tree where nothing moved (no new copy is made).
 pub fn optimize(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize) {
     optimize_counted(bvh, ratio, rounds, max_depth);
 }
