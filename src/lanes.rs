@@ -432,7 +432,7 @@ wide_lanes!(f32x16, u32x16, M16, 16, "x16", "Mask of 16 lanes (all-ones / all-ze
 /// Hints the CPU to start loading the cache line holding `p` (a no-op on other
 /// architectures).
 #[inline(always)]
-fn prefetch_at(p: *const i8) {
+pub(crate) fn prefetch_at(p: *const i8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults or changes memory, whatever the
     // address, and SSE (which provides it) is part of the x86_64 baseline.
