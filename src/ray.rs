@@ -512,9 +512,13 @@ impl RaySoa {
     /// never read.
     #[inline(always)]
     fn prefetch_ahead(&self, i: usize) {
-        if i % 16 == 0 {
+        /// Rays per 64-byte cache line of a column.
+        const LINE: usize = 64 / core::mem::size_of::<f32>();
+        /// How far ahead, in rays.
+        const AHEAD: usize = 4 * LINE;
+        if i % LINE == 0 {
             for c in &self.cols {
-                crate::lanes::prefetch_at(c.as_ptr().wrapping_add(i.wrapping_add(64)).cast());
+                crate::lanes::prefetch_at(c.as_ptr().wrapping_add(i.wrapping_add(AHEAD)).cast());
             }
         }
     }
