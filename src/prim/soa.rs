@@ -69,6 +69,39 @@ mod sealed {
     impl Sealed for super::Capsule {}
 }
 
+/// `f32` values per 64-byte cache line.
+const LINE: usize = 64 / core::mem::size_of::<f32>();
+
+/// The lane blocks of a range of shapes ([`Soa::blocks`]): `(start, lanes)` pairs.
+pub(crate) struct Blocks<L> {
+    i: usize,
+    end: usize,
+    /// The buffer's address in values (its offset within a line is that modulo [`LINE`]).
+    phase: usize,
+    _lanes: PhantomData<L>,
+}
+
+impl<L: Lanes> Iterator for Blocks<L> {
+    type Item = (usize, u32);
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, u32)> {
+        if self.i >= self.end {
+            return None;
+        }
+        let (i, n) = (self.i, (self.end - self.i).min(L::N));
+        self.i += n;
+        let off = self.phase.wrapping_add(i) % LINE;
+        // How far back the block ends at the line's end (the buffer need not start on a
+        // line, so at its very start there may be no room to move back).
+        let back = (off + L::N).saturating_sub(LINE);
+        // Without a branch: whether the block fits its line depends on the leaf, which
+        // varies from ray to ray and would mispredict.
+        let fits = (off + n <= LINE) & (back <= i);
+        let start = i - (back & usize::from(fits).wrapping_neg());
+        Some((start, ((1u32 << n) - 1) << (i - start)))
+    }
+}
+
 /// Many primitives of one kind stored column-wise, padded to a lane multiple with
 /// never-hit values. Invalid shapes are stored as never-hit values.
 ///
@@ -187,6 +220,24 @@ impl<P: Primitive> Soa<P> {
             *b = self.data[c * self.stride + i];
         }
         P::read_columns(&buf[..P::COLUMNS])
+    }
+    /// The lane blocks that test shapes `first..first + count`, `N` at a time: for each, where
+    /// to load the `N` lanes and which of them hold shapes of the range (bit `k`: shape
+    /// `start + k`). Leaves of a BVH are tested this way.
+    ///
+    /// A block loads from its first shape, or, when its shapes lie in one 64-byte cache line
+    /// of each column but the `N` lanes from there would reach into the next line, from the
+    /// `N` lanes that end where that line ends. A small leaf then touches one line per column
+    /// instead of two: leaves start anywhere, and with 8 lanes a load from the first shape
+    /// crosses a line for 7 of the 16 offsets. Every column has the same offset within a line
+    /// (the stride is a multiple of 16 values, and values are 4-byte aligned). A block starts
+    /// at most `N - 1` shapes before its first one and never before 0, so the blocks of a
+    /// range inside `len()` load inside the storage.
+    #[inline(always)]
+    pub(crate) fn blocks<L: Lanes>(&self, first: usize, count: usize) -> Blocks<L> {
+        debug_assert!(self.stride % LINE == 0);
+        let phase = self.data.as_ptr() as usize / core::mem::size_of::<f32>();
+        Blocks { i: first, end: first.saturating_add(count), phase, _lanes: PhantomData }
     }
     /// Column `c` (`len()` values).
     ///
@@ -629,7 +680,53 @@ impl Primitive for Capsule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lanes::{F32x8, F32x16};
+    use crate::lanes::{F32x4, F32x8, F32x16};
+
+    /// The byte address of value `j` of column `c`.
+    fn address<P: Primitive>(s: &Soa<P>, c: usize, j: usize) -> usize {
+        s.column(c).as_ptr() as usize + j * core::mem::size_of::<f32>()
+    }
+
+    fn block_cases<L: Lanes>() {
+        let s = Soa::from_slice(&vec![Triangle::new(Vec3::ZERO, Vec3::X, Vec3::Y); 100]);
+        let lines = |from: usize, len: usize| {
+            (0..9).map(|c| address(&s, c, from + len - 1) / 64 - address(&s, c, from) / 64 + 1).max().unwrap()
+        };
+        let mut moved = 0;
+        for first in 0..s.len() {
+            for count in 1..=(2 * L::N + 1).min(s.len() - first) {
+                let mut covered = Vec::new();
+                for (start, lanes) in s.blocks::<L>(first, count) {
+                    // Inside the storage, lanes for shapes of the range only.
+                    assert!(
+                        start + L::N <= s.stride && lanes != 0 && lanes >> L::N == 0,
+                        "{first}+{count}: {start} {lanes:b}"
+                    );
+                    let shapes: Vec<usize> = (0..L::N).filter(|k| lanes >> k & 1 == 1).map(|k| start + k).collect();
+                    // One line per column when the block's shapes lie in one (and, since the
+                    // buffer need not start on a line, there is room before them to move back).
+                    let (a, n) = (shapes[0], shapes.len());
+                    if lines(a, n) == 1 && a >= L::N {
+                        assert_eq!(lines(start, L::N), 1, "{first}+{count}: block {start} {lanes:b}");
+                    }
+                    moved += usize::from(start != a);
+                    covered.extend(shapes);
+                }
+                // Every shape of the range exactly once, in order.
+                assert_eq!(covered, (first..first + count).collect::<Vec<_>>(), "{first}+{count}");
+            }
+        }
+        // A single lane never reaches into the next line; wider lanes do, and move back.
+        assert_eq!(moved > 0, L::N > 1, "{} lanes", L::N);
+    }
+
+    #[test]
+    fn leaf_blocks_cover_their_shapes_once_in_as_few_lines_as_they_do() {
+        block_cases::<F32x4>();
+        block_cases::<F32x8>();
+        block_cases::<F32x16>();
+        block_cases::<f32>();
+    }
 
     #[test]
     fn gather_lanes_puts_each_indexed_triangle_in_its_lane_and_zeros_elsewhere() {

@@ -105,18 +105,14 @@ impl<L: Lanes, P: Traceable, S: Sink> LeafAction for WideAll<'_, L, P, S> {
     }
     #[inline(always)]
     fn leaf(&mut self, first: u32, count: u32) -> bool {
-        let (mut i, end) = (first as usize, first as usize + count as usize);
-        while i < end {
-            let rem = end - i;
-            let active = if rem < L::N { L::Mask::from_bitmask((1u32 << rem) - 1) } else { L::Mask::splat(true) };
-            let (m, t, u, v) = P::hit_one(self.ray, self.t_max, &self.kb.prims, i, active);
+        for (i, lanes) in self.kb.prims.blocks::<L>(first as usize, count as usize) {
+            let (m, t, u, v) = P::hit_one(self.ray, self.t_max, &self.kb.prims, i, L::Mask::from_bitmask(lanes));
             let mut bits = m.bitmask();
             while bits != 0 {
                 let k = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 self.sink.push(t.lane(k), u.lane(k), v.lane(k), P::KIND, (i + k) as u32);
             }
-            i += L::N;
         }
         false
     }

@@ -157,19 +157,15 @@ impl<L: Lanes, P: Nearest> PointLeafAction for WideLeaf<'_, '_, L, P> {
     }
     #[inline(always)]
     fn leaf(&mut self, first: u32, count: u32) {
-        let (mut i, end) = (first as usize, first as usize + count as usize);
-        while i < end {
+        for (i, lanes) in self.kb.prims.blocks::<L>(first as usize, count as usize) {
             let (q, u, v) = P::nearest_lanes(self.p, &self.kb.prims.lanes::<L>(i));
             let d2 = cp::distance_squared_lanes(self.p, q);
-            let rem = end - i;
-            let lanes = if rem < L::N { (1u32 << rem) - 1 } else { u32::MAX };
             let mut bits = d2.le(L::splat(self.best.key)).bitmask() & lanes;
             while bits != 0 {
                 let k = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 self.best.offer(d2.lane(k), (q.lane(k), u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &self.kb.ids);
             }
-            i += L::N;
         }
     }
 }

@@ -77,12 +77,9 @@ fn leaf_lanes<'a, L: Lanes, P: Traceable, M: Mode>(
     pre: &LeafRay<L>,
     best: &mut Best<'a>,
 ) -> bool {
-    let (mut i, end) = (first as usize, first as usize + count as usize);
     let mut any = false;
-    while i < end {
-        let rem = end - i;
-        let active = if rem < L::N { L::Mask::from_bitmask((1u32 << rem) - 1) } else { L::Mask::splat(true) };
-        let (m, t, u, v) = P::hit_one(pre, best.key, &kb.prims, i, active);
+    for (i, lanes) in kb.prims.blocks::<L>(first as usize, count as usize) {
+        let (m, t, u, v) = P::hit_one(pre, best.key, &kb.prims, i, L::Mask::from_bitmask(lanes));
         let mut bits = m.bitmask();
         any |= bits != 0;
         while bits != 0 {
@@ -97,7 +94,6 @@ fn leaf_lanes<'a, L: Lanes, P: Traceable, M: Mode>(
                 best.offer(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids);
             }
         }
-        i += L::N;
     }
     // Any hit returned above as soon as the mask admitted one.
     any && !M::ANY

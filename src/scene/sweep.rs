@@ -245,24 +245,21 @@ impl<L: Lanes, P: Sweepable> SweepLeafAction for WideLeaf<'_, '_, L, P> {
 #[inline(always)]
 fn lanes_range<'a, L: Lanes, P: Sweepable>(
     kb: &'a KindBvh<P>,
-    mut i: usize,
+    first: usize,
     end: usize,
     c: Vec3x<L>,
     r: L,
     m: Vec3x<L>,
     best: &mut Best<'a>,
 ) {
-    while i < end {
+    for (i, lanes) in kb.prims.blocks::<L>(first, end - first) {
         let (hit, t) = P::toi_lanes(c, r, m, &kb.prims.lanes::<L>(i));
-        let rem = end - i;
-        let lanes = if rem < L::N { (1u32 << rem) - 1 } else { u32::MAX };
         let mut bits = hit.bitmask() & t.le(L::splat(best.key)).bitmask() & lanes;
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             best.offer(t.lane(k), (), P::KIND, (i + k) as u32, &kb.ids);
         }
-        i += L::N;
     }
 }
 
