@@ -153,15 +153,20 @@ fn run<P: Peer>(p: &P, set: &str, rays: &RaySoa) -> usize {
 }
 
 /// lanecast's batch queries over the set (`intersect_batch_with` / `occluded_batch_with`,
-/// X8) on the calling rayon pool: hits, or occluded rays for `los`.
+/// X8) on the calling rayon pool: hits, or occluded rays for `los`. The answers are counted
+/// on the same pool, in chunks of [`THREAD_CHUNK`] (as [`parallel`] counts a peer's): a
+/// count by one thread after the batch would time a serial pass over the whole output as
+/// part of the two-thread figure.
 fn lanecast_batch(lc: &Lanecast, set: &str, rays: &RaySoa, hits: &mut HitSoa, occ: &mut [bool]) -> usize {
+    use rayon::prelude::*;
     let rays = black_box(rays);
     if set == "los" {
         lc.scene.occluded_batch_with(rays, occ, lanecast::Backend::X8);
-        occ.iter().filter(|&&o| o).count()
+        occ.par_chunks(THREAD_CHUNK).map(|c| c.iter().filter(|&&o| o).count()).sum()
     } else {
         lc.scene.intersect_batch_with(rays, hits, lanecast::Backend::X8);
-        (0..hits.len()).filter(|&i| hits.get(i).is_hit()).count()
+        // A hit is a record with a geometry id (`Hit::is_hit`).
+        hits.geom.par_chunks(THREAD_CHUNK).map(|c| c.iter().filter(|&&g| g != lanecast::hit::NO_ID).count()).sum()
     }
 }
 
