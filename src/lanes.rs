@@ -429,6 +429,10 @@ wide_lanes!(f32x4, u32x4, M4, 4, "x4", "Mask of 4 lanes (all-ones / all-zeros pe
 wide_lanes!(f32x8, u32x8, M8, 8, "x8", "Mask of 8 lanes (all-ones / all-zeros per lane).");
 wide_lanes!(f32x16, u32x16, M16, 16, "x16", "Mask of 16 lanes (all-ones / all-zeros per lane).");
 
+/// `f32` values per 64-byte cache line (the unit of the column prefetches and of the leaf
+/// blocks, `Soa::blocks`).
+pub(crate) const F32_PER_LINE: usize = 64 / core::mem::size_of::<f32>();
+
 /// Hints the CPU to start loading the cache line holding `p` (a no-op on other
 /// architectures).
 #[inline(always)]

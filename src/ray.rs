@@ -512,8 +512,8 @@ impl RaySoa {
     /// never read.
     #[inline(always)]
     fn prefetch_ahead(&self, i: usize) {
-        /// Rays per 64-byte cache line of a column.
-        const LINE: usize = 64 / core::mem::size_of::<f32>();
+        /// Rays per cache line of a column.
+        const LINE: usize = crate::lanes::F32_PER_LINE;
         /// How far ahead, in rays.
         const AHEAD: usize = 4 * LINE;
         if i % LINE == 0 {

@@ -70,7 +70,7 @@ mod sealed {
 }
 
 /// `f32` values per 64-byte cache line.
-const LINE: usize = 64 / core::mem::size_of::<f32>();
+const LINE: usize = crate::lanes::F32_PER_LINE;
 
 /// The lane blocks of a range of shapes ([`Soa::blocks`]): `(start, lanes)` pairs.
 pub(crate) struct Blocks<L> {
