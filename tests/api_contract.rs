@@ -45,7 +45,10 @@ fn ray_soa_indices_cannot_overflow() {
         assert!(panics(|| touch(rays.ray(i))), "ray({i})");
         let mut r = rays.clone();
         assert!(panics(|| r.set(i, &Ray::new(Vec3::ZERO, Vec3::X))), "set({i})");
+        // A prefetch hint is not a read: any index is fine, and nothing changes.
+        rays.prefetch(i);
     }
+    assert_eq!(rays.ray(12), Ray::new(Vec3::ZERO, Vec3::X));
     // The last full packet inside the padded storage is fine, one past it is not.
     assert_eq!(rays.packet::<F32x8>(8).requested().bitmask(), 0b11111);
     assert!(panics(|| touch(rays.packet::<F32x8>(9))));

@@ -63,7 +63,6 @@ const SEED_INCOHERENT: u64 = 0x1c0_4e7e;
 /// Seed of the `los` set (the same as in lanecast's `traversal` bench).
 const SEED_LOS: u64 = 0x105;
 /// Rays per rayon task when a peer's single rays are spread over threads.
-#[cfg(feature = "embree")]
 const THREAD_CHUNK: usize = 256;
 /// Image side of the `primary` set; the other sets have `SIDE * SIDE` rays.
 const SIDE: u32 = 1024;
@@ -189,6 +188,9 @@ fn lanecast_packets(lc: &Lanecast, set: &str, rays: &RaySoa, scratch: &mut Packe
     let (mut n, mut sum) = (0, 0.0f32);
     let mut out = HitPacket::<F32x8>::default();
     for i in (0..rays.len()).step_by(8) {
+        if i % 16 == 0 {
+            rays.prefetch(i + 64);
+        }
         let p = rays.packet::<F32x8>(i);
         n += if set == "los" {
             lc.scene.occluded_packet_with(&p, scratch, lanecast::Backend::X8).bitmask().count_ones()
