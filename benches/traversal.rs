@@ -113,9 +113,7 @@ fn packet_hits(scene: &Scene, rays: &RaySoa, scratch: &mut PacketScratch) -> usi
     let mut hits = 0;
     for i in (0..rays.len()).step_by(8) {
         let mut out = HitPacket::<F32x8>::default();
-        if i % 16 == 0 {
-            rays.prefetch(i + 64);
-        }
+        rays.prefetch_ahead(i);
         scene.intersect_packet(&rays.packet::<F32x8>(i), &mut out, scratch);
         hits += out.hit_mask().bitmask().count_ones() as usize;
     }

@@ -46,7 +46,7 @@ fn ray_soa_indices_cannot_overflow() {
         let mut r = rays.clone();
         assert!(panics(|| r.set(i, &Ray::new(Vec3::ZERO, Vec3::X))), "set({i})");
         // A prefetch hint is not a read: any index is fine, and nothing changes.
-        rays.prefetch(i);
+        rays.prefetch_ahead(i);
     }
     assert_eq!(rays.ray(12), Ray::new(Vec3::ZERO, Vec3::X));
     // The last full packet inside the padded storage is fine, one past it is not.

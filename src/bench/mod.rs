@@ -236,10 +236,7 @@ fn packet_batch(scene: &Scene, rays: &RaySoa) -> usize {
         .into_par_iter()
         .map_init(PacketScratch::default, |scratch, p| {
             let mut out = HitPacket::<F32x8>::default();
-            if p % 2 == 0 {
-                // The rays four lines of each column on (`RaySoa::prefetch`).
-                rays.prefetch(p * 8 + 64);
-            }
+            rays.prefetch_ahead(p * 8);
             scene.intersect_packet(&rays.packet::<F32x8>(p * 8), &mut out, scratch);
             out.hit_mask().bitmask().count_ones() as usize
         })

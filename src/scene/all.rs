@@ -286,6 +286,7 @@ impl Scene {
                 let end = ((c + 1) * BATCH_CHUNK).min(rays.len());
                 let (mut raw, mut hits, mut ends) = (Vec::new(), Vec::new(), Vec::with_capacity(end - c * BATCH_CHUNK));
                 for i in c * BATCH_CHUNK..end {
+                    rays.prefetch_ahead(i);
                     self.append_all(&rays.ray(i), backend, &mut raw, &mut hits);
                     ends.push(hits.len());
                 }
@@ -355,6 +356,7 @@ impl Scene {
         assert_eq!(out.len(), rays.len(), "count_intersections_batch: output length must equal the ray count");
         out.par_chunks_mut(BATCH_CHUNK).enumerate().for_each(|(c, chunk)| {
             for (i, o) in chunk.iter_mut().enumerate() {
+                rays.prefetch_ahead(c * BATCH_CHUNK + i);
                 *o = self.count_intersections_with(&rays.ray(c * BATCH_CHUNK + i), backend);
             }
         });

@@ -188,9 +188,7 @@ fn lanecast_packets(lc: &Lanecast, set: &str, rays: &RaySoa, scratch: &mut Packe
     let (mut n, mut sum) = (0, 0.0f32);
     let mut out = HitPacket::<F32x8>::default();
     for i in (0..rays.len()).step_by(8) {
-        if i % 16 == 0 {
-            rays.prefetch(i + 64);
-        }
+        rays.prefetch_ahead(i);
         let p = rays.packet::<F32x8>(i);
         n += if set == "los" {
             lc.scene.occluded_packet_with(&p, scratch, lanecast::Backend::X8).bitmask().count_ones()
