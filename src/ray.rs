@@ -506,7 +506,7 @@ impl RaySoa {
     /// take 100–250 ns each, and the hardware's own prefetch, with eight ray columns and
     /// the scene's nodes and primitives in flight, did not keep the next rays in the cache
     /// (8-ray packets waited on the column loads for 4–9 % of their time; the batch queries,
-    /// which call this, answer incoherent rays 4–7 % faster with it). A loop that only runs
+    /// which call this, answer incoherent rays 6–19 % faster with it). A loop that only runs
     /// kernels over the columns streams them, which the hardware prefetches well on its own;
     /// [`RaySoa::packet`] and [`RaySoa::ray`] do not hint.
     #[inline(always)]
