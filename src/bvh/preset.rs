@@ -21,7 +21,8 @@ pub enum Quality {
 pub struct BuildOptions {
     /// The preset these options started from.
     pub quality: Quality,
-    /// Bins per axis of the binned SAH (at most 48).
+    /// Bins per axis of the binned SAH (at most 48). A node of `n` primitives bins on at
+    /// most `4 + n / 8` (small nodes need fewer).
     pub bins: usize,
     /// Bin all three axes (else only the widest centroid axis).
     pub all_axes: bool,
