@@ -78,18 +78,13 @@ fn plan(b2: &[Node2], width: usize) -> Vec<Plan> {
         let (l, r) = (&plans[n.index as usize], &plans[n.index as usize + 1]);
         p.first = l.first;
         p.count = l.count + r.count;
-        // dist[k]: the children spread over k slots (left share in spread[k]).
-        let mut dist = [f32::INFINITY; 9];
-        for (k, (d, share)) in dist.iter_mut().zip(p.spread.iter_mut()).enumerate().take(width + 1).skip(2) {
-            let mut best = (l.cost[1] + r.cost[k - 1], 1);
-            for kl in 2..k {
-                let c = l.cost[kl] + r.cost[k - kl];
-                if c < best.0 {
-                    best = (c, kl);
-                }
-            }
-            (*d, *share) = (best.0, best.1 as u8);
-        }
+        let dist = spread_costs(
+            l,
+            r,
+            [b2[n.index as usize].is_leaf(), b2[n.index as usize + 1].is_leaf()],
+            width,
+            &mut p.spread,
+        );
         let inner = area * NODE_COST + dist[width];
         let leaf = if p.count <= MAX_WIDE_LEAF { leaf_cost(area, p.count) } else { f32::INFINITY };
         p.leaf = leaf <= inner;
@@ -101,6 +96,48 @@ fn plan(b2: &[Node2], width: usize) -> Vec<Plan> {
         plans[i] = p;
     }
     plans
+}
+
+/// `dist[k]`: the cheapest cost of two children `l`, `r` spread over `k` slots, for `k` in
+/// `2..=width`, with the first cheapest left share in `spread[k]`. A plan's cost never rises
+/// with more slots (by induction: a share that fits `k` slots fits `k + 1` with the right
+/// side's cost no higher, and float addition is monotone), so when a child is a binary leaf
+/// (`leaf[0]`: left, `leaf[1]`: right; its cost is the same for any number of slots) the
+/// search is shorter, with the same answer: a left leaf takes one slot; beside a right leaf,
+/// the first cheapest share of `k` slots is the running first minimum of the left's costs
+/// over shares `1..k`.
+fn spread_costs(l: &Plan, r: &Plan, leaf: [bool; 2], width: usize, spread: &mut [u8; 9]) -> [f32; 9] {
+    let mut dist = [f32::INFINITY; 9];
+    match leaf {
+        [true, _] => {
+            for k in 2..=width {
+                (dist[k], spread[k]) = (l.cost[1] + r.cost[k - 1], 1);
+            }
+        }
+        [false, true] => {
+            let mut best = (l.cost[1] + r.cost[1], 1);
+            for k in 2..=width {
+                let c = l.cost[k - 1] + r.cost[1];
+                if c < best.0 {
+                    best = (c, k - 1);
+                }
+                (dist[k], spread[k]) = (best.0, best.1 as u8);
+            }
+        }
+        [false, false] => {
+            for k in 2..=width {
+                let mut best = (l.cost[1] + r.cost[k - 1], 1);
+                for kl in 2..k {
+                    let c = l.cost[kl] + r.cost[k - kl];
+                    if c < best.0 {
+                        best = (c, kl);
+                    }
+                }
+                (dist[k], spread[k]) = (best.0, best.1 as u8);
+            }
+        }
+    }
+    dist
 }
 
 /// Writes wide node `at` for binary inner node `src`, spreading its children over the slots.
@@ -154,6 +191,40 @@ mod tests {
 
     fn permuted(b2: &Bvh2, boxes: &[Aabb]) -> Vec<Aabb> {
         b2.perm.iter().map(|&i| boxes[i as usize]).collect()
+    }
+
+    #[test]
+    fn beside_a_binary_leaf_the_short_search_gives_the_full_searchs_answer() {
+        // Every inner node of trees over random boxes (three presets, both widths), its
+        // children's plans as the collapse made them: the short search for a leaf child
+        // must give the same costs and shares as the search over every share.
+        let mut rng = crate::rng::Rng::new(0xc0_11a9);
+        let boxes: Vec<Aabb> = (0..3000)
+            .map(|_| {
+                let c = rng.vec3(-50.0, 50.0);
+                Aabb::new(c, c + rng.vec3(0.01, 1.0) * if rng.f32() < 0.1 { 40.0 } else { 1.0 })
+            })
+            .collect();
+        let mut short = 0;
+        for q in [crate::bvh::Quality::Fast, crate::bvh::Quality::Medium, crate::bvh::Quality::High] {
+            let b2 = build(&boxes, &BuildOptions::with_quality(q));
+            for width in [4, 8] {
+                let plans = plan(&b2.nodes, width);
+                for n in b2.nodes.iter().filter(|n| !n.is_leaf()) {
+                    let (l, r) = (&plans[n.index as usize], &plans[n.index as usize + 1]);
+                    let leaf = [b2.nodes[n.index as usize].is_leaf(), b2.nodes[n.index as usize + 1].is_leaf()];
+                    if leaf == [false, false] {
+                        continue;
+                    }
+                    short += 1;
+                    let (mut got, mut want) = ([0u8; 9], [0u8; 9]);
+                    let got_cost = spread_costs(l, r, leaf, width, &mut got);
+                    let want_cost = spread_costs(l, r, [false, false], width, &mut want);
+                    assert_eq!((got_cost.map(f32::to_bits), got), (want_cost.map(f32::to_bits), want), "{leaf:?}");
+                }
+            }
+        }
+        assert!(short > 5000, "too few nodes beside a leaf: {short}");
     }
 
     #[test]
