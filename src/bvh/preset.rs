@@ -3,7 +3,8 @@
 
 use super::node::MAX_BINARY_LEAF;
 
-/// Build quality presets.
+/// Build quality presets. Bin counts are per axis for large nodes: a node of `n` primitives
+/// bins on at most `4 + n / 8` (see [`BuildOptions::bins`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Quality {
     /// 8 bins on the widest centroid axis, no reinsertion: the quickest build.
