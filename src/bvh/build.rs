@@ -16,9 +16,14 @@ pub fn binned_sah(boxes: &[Aabb], opts: &BuildOptions) -> Bvh2 {
     if boxes.is_empty() {
         return Bvh2::default();
     }
-    let mut refs: Vec<Ref> = boxes.iter().zip(0..).map(|(b, i)| Ref::new(b, i)).collect();
+    use rayon::prelude::*;
+    // The chunks are merged in order, so the bounds do not depend on the thread count.
+    let task = opts.parallel_threshold.max(1);
+    let mut refs: Vec<Ref> =
+        boxes.par_iter().with_min_len(task).zip(0..boxes.len() as u32).map(|(b, i)| Ref::new(b, i)).collect();
     let ctx = Ctx { opts };
-    let info = Info::of(&refs);
+    let parts: Vec<Info> = refs.par_chunks(task).map(Info::of).collect();
+    let info = parts.iter().fold(Info::EMPTY, |a, b| a.merge(b));
     let tree = ctx.subtree(&mut refs, info, 0, 0, &mut Scratch::new());
     let perm: Vec<u32> = refs.iter().map(Ref::id).collect();
     drop(refs);
@@ -135,6 +140,10 @@ impl Info {
         let c = r.centroid2();
         self.cent = Box3 { min: self.cent.min.min(c), max: self.cent.max.max(c) };
     }
+    /// The bounds of both sets.
+    fn merge(&self, o: &Info) -> Info {
+        Info { bounds: self.bounds.union(&o.bounds), cent: self.cent.union(&o.cent) }
+    }
     fn of(refs: &[Ref]) -> Info {
         let mut i = Info::EMPTY;
         refs.iter().for_each(|r| i.grow(r));
@@ -184,6 +193,8 @@ impl Grid {
 }
 
 const MAX_BINS: usize = 48;
+/// Fewest references a half must have for a node's binning to be split in two tasks.
+const PAR_BIN_MIN: usize = 1024;
 const AXIS_OFFSET: i32x4 = i32x4::new([0, MAX_BINS as i32, 2 * MAX_BINS as i32, 0]);
 
 #[inline(always)]
@@ -205,6 +216,15 @@ impl Bins {
         for a in 0..3 {
             self.boxes[a * MAX_BINS..a * MAX_BINS + nbins].fill(Box3::EMPTY);
             self.counts[a * MAX_BINS..a * MAX_BINS + nbins].fill(0);
+        }
+    }
+    /// Adds `o`'s first `nbins` bins of each axis to these.
+    fn absorb(&mut self, o: &Bins, nbins: usize) {
+        for a in 0..3 {
+            for i in a * MAX_BINS..a * MAX_BINS + nbins {
+                self.boxes[i] = self.boxes[i].union(&o.boxes[i]);
+                self.counts[i] += o.counts[i];
+            }
         }
     }
     #[inline(always)]
@@ -316,6 +336,39 @@ impl Ctx<'_> {
         n.div_ceil(2) as f32 * self.opts.leaf_pair_cost
     }
 
+    /// Bins `idx` on `grid` into `scratch`'s first table, or with `two` into both in turn.
+    /// Large nodes bin their halves in parallel and merge the second half's tables into the
+    /// first's: unions and counts are exact, so the tables are the same as one pass's, and
+    /// the halves are split by size alone, so they do not depend on the thread count.
+    fn bin(&self, idx: &[Ref], grid: &Grid, two: bool, scratch: &mut Scratch) {
+        let nbins = grid.nbins;
+        if two && idx.len() >= 2 * self.opts.parallel_threshold.max(PAR_BIN_MIN) {
+            let (l, r) = idx.split_at(idx.len() / 2);
+            let mut other = Scratch::new();
+            rayon::join(|| self.bin(l, grid, true, scratch), || self.bin(r, grid, true, &mut other));
+            for (mine, theirs) in scratch.0.iter_mut().zip(&other.0) {
+                mine.absorb(theirs, nbins);
+            }
+            return;
+        }
+        let [b0, b1] = &mut scratch.0;
+        let (b0, b1) = (&mut **b0, &mut **b1);
+        b0.reset(nbins);
+        if two {
+            b1.reset(nbins);
+            let mut pairs = idx.chunks_exact(2);
+            for p in &mut pairs {
+                b0.add(grid.bins(p[0].centroid2()), &p[0].bounds());
+                b1.add(grid.bins(p[1].centroid2()), &p[1].bounds());
+            }
+            if let [r] = pairs.remainder() {
+                b0.add(grid.bins(r.centroid2()), &r.bounds());
+            }
+        } else {
+            idx.iter().for_each(|r| b0.add(grid.bins(r.centroid2()), &r.bounds()));
+        }
+    }
+
     /// The cheapest binned split by the surface area heuristic (cost relative to the
     /// parent: 1 traversal + the children's leaf costs weighted by their area fraction),
     /// with the grid it was binned on.
@@ -334,24 +387,11 @@ impl Ctx<'_> {
         let parent_area = info.bounds.area().max(f32::MIN_POSITIVE);
         // One pass over the primitives bins all three axes at once (binning an axis that is
         // not searched costs less than a branch per primitive).
-        let [b0, b1] = &mut scratch.0;
-        let (b0, b1) = (&mut **b0, &mut **b1);
         // Small nodes fill one table (a second one costs more to clear and merge than it saves).
         let two = idx.len() >= 64;
-        b0.reset(nbins);
-        if two {
-            b1.reset(nbins);
-            let mut pairs = idx.chunks_exact(2);
-            for p in &mut pairs {
-                b0.add(grid.bins(p[0].centroid2()), &p[0].bounds());
-                b1.add(grid.bins(p[1].centroid2()), &p[1].bounds());
-            }
-            if let [r] = pairs.remainder() {
-                b0.add(grid.bins(r.centroid2()), &r.bounds());
-            }
-        } else {
-            idx.iter().for_each(|r| b0.add(grid.bins(r.centroid2()), &r.bounds()));
-        }
+        self.bin(idx, &grid, two, scratch);
+        let [b0, b1] = &scratch.0;
+        let (b0, b1) = (&**b0, &**b1);
         // Each side weighs its area by its leaf price; costs are compared exactly as
         // `1 + (left + right) / parent area`, so near-ties resolve as they always have. The
         // three axes are swept together, one lane each (the same operations per lane as a
@@ -488,6 +528,61 @@ mod tests {
         validate_bvh2(&one, &b).unwrap();
         assert_eq!(one.nodes, many.nodes);
         assert_eq!(one.perm, many.perm);
+    }
+
+    #[test]
+    fn a_large_nodes_binning_in_halves_gives_the_one_pass_tables() {
+        let b = boxes(9000, 5);
+        let refs: Vec<Ref> = b.iter().zip(0..).map(|(b, i)| Ref::new(b, i)).collect();
+        let info = Info::of(&refs);
+        let grid = Grid::new(&info.cent, 32);
+        let bins = |threshold: usize| {
+            let opts = BuildOptions { parallel_threshold: threshold, ..BuildOptions::default() };
+            let mut scratch = Scratch::new();
+            Ctx { opts: &opts }.bin(&refs, &grid, true, &mut scratch);
+            let [b0, b1] = &scratch.0;
+            (0..3 * MAX_BINS)
+                .filter(|i| i % MAX_BINS < 32)
+                .map(|i| {
+                    // What the sweep reads: the two tables together (which table a reference
+                    // went to depends on where the halves start).
+                    let b = b0.boxes[i].union(&b1.boxes[i]);
+                    (
+                        [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z].map(f32::to_bits),
+                        b0.counts[i] + b1.counts[i],
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        // 9000 references: one pass with the largest threshold; halves of 4500 and quarters
+        // of 2250 with twice the smallest half; eighths of 1125 (odd: the tables' turns
+        // shift) with the smallest threshold.
+        let one = bins(usize::MAX);
+        assert_eq!(one.iter().map(|t| t.1).sum::<u32>(), 3 * 9000);
+        assert_eq!(bins(1), one);
+        assert_eq!(bins(PAR_BIN_MIN * 2), one);
+    }
+
+    #[test]
+    fn the_tree_does_not_depend_on_the_thread_count_even_with_nan_boxes() {
+        // Unions with NaN depend on their order; the build splits its work by size alone and
+        // merges in order, so any thread count gives the same tree.
+        let mut b = boxes(20_000, 8);
+        for i in (0..b.len()).step_by(997) {
+            b[i].min.x = f32::NAN;
+        }
+        let opts = BuildOptions { parallel_threshold: 512, ..BuildOptions::default() };
+        let trees: Vec<Bvh2> = [1, 2, 3]
+            .iter()
+            .map(|&n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(|| binned_sah(&b, &opts)))
+            .collect();
+        for t in &trees[1..] {
+            assert_eq!(
+                bytemuck::cast_slice::<Node2, u32>(&t.nodes),
+                bytemuck::cast_slice::<Node2, u32>(&trees[0].nodes)
+            );
+            assert_eq!(t.perm, trees[0].perm);
+        }
     }
 
     #[test]
