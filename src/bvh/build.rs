@@ -338,8 +338,9 @@ impl Ctx<'_> {
 
     /// Bins `idx` on `grid` into `scratch`'s first table, or with `two` into both in turn.
     /// Large nodes bin their halves in parallel and merge the second half's tables into the
-    /// first's: unions and counts are exact, so the tables are the same as one pass's, and
-    /// the halves are split by size alone, so they do not depend on the thread count.
+    /// first's: unions and counts are exact, so the two tables together hold what one pass's
+    /// hold (which table a reference lands in may differ), and the halves are split by size
+    /// alone, so they do not depend on the thread count.
     fn bin(&self, idx: &[Ref], grid: &Grid, two: bool, scratch: &mut Scratch) {
         let nbins = grid.nbins;
         if two && idx.len() >= 2 * self.opts.parallel_threshold.max(PAR_BIN_MIN) {

@@ -31,7 +31,10 @@ pub struct BuildOptions {
     pub leaf_pair_cost: f32,
     /// Largest binary leaf (clamped to `1..=`[`MAX_BINARY_LEAF`]).
     pub max_leaf: usize,
-    /// Subtrees with at least this many primitives are built in parallel with rayon.
+    /// Subtrees with at least this many primitives are built in parallel with rayon, and
+    /// nodes with at least twice as many (and at least 2,048) bin their two halves in
+    /// parallel. The tree is the same for any number of threads, and for boxes without NaN
+    /// whatever this value.
     pub parallel_threshold: usize,
     /// Reinsertion after the top-down build ([`crate::bvh::reinsert`]): the fraction of
     /// nodes, the largest first, that are cut out and put back where the tree's surface area
