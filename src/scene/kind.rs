@@ -13,9 +13,6 @@ use crate::prim::{Aabb, Primitive, Soa, Sphere, Triangle, TriangleLanes};
 use crate::ray::{Ray, RayPacket};
 use crate::vec3x::Vec3x;
 use glam::Vec3;
-
-/// Primitives per rayon task when a build computes their boxes.
-const PAR_MIN: usize = 4096;
 use std::sync::OnceLock;
 
 /// One valid ray prepared for every kind's leaf kernels: broadcast to all lanes, and set up
@@ -283,9 +280,10 @@ impl<P: Traceable> KindBvh<P> {
     pub fn build(prims: Vec<P>, ids: Vec<[u32; 2]>, opts: &BuildOptions) -> Result<Self, LimitError> {
         assert_eq!(prims.len(), ids.len(), "one id pair per primitive");
         bvh::check_primitive_count(prims.len())?;
+        // In tasks of the builder's parallel threshold, as the builder splits its own work.
         let boxes: Vec<Aabb> = {
             use rayon::prelude::*;
-            prims.par_iter().with_min_len(PAR_MIN).map(|p| p.bounds()).collect()
+            prims.par_iter().with_min_len(opts.parallel_threshold.max(1)).map(|p| p.bounds()).collect()
         };
         let exact = || prims.iter().fold(Aabb::EMPTY, |b, p| b.union(&p.exact_bounds()));
         let (b2, bounds) = rayon::join(|| bvh::build(&boxes, opts), exact);
