@@ -7,7 +7,7 @@ use super::preset::BuildOptions;
 use crate::prim::Aabb;
 use bytemuck::Zeroable;
 use glam::{BVec4A, Vec3A, Vec4};
-use wide::{f32x4, i32x4};
+use wide::{f32x4, f32x8, i32x4};
 
 /// Builds a binary BVH over `boxes` top-down by the binned SAH (no reinsertion: that is the
 /// next step of [`crate::bvh::build()`]). Invalid or empty boxes are allowed and simply never
@@ -81,16 +81,61 @@ struct Ctx<'a> {
     opts: &'a BuildOptions,
 }
 
-/// A primitive as the builder moves it around: its box and its caller's index, 32 bytes,
-/// so that partitioning moves the data binning reads next (sequential passes instead of
-/// gathers through a permutation). Each corner loads as one SIMD register: the index rides in
-/// the unused fourth lane of `min`, encoded as a normal float ([`Ref::new`]) so that the
+/// A box as one 8-lane register: the minimum corner in lanes 0–2 and the *negated* maximum
+/// corner in lanes 4–6, so that a union is one lanewise minimum (`-max(a, b) = min(-a, -b)`
+/// exactly for numbers; with a NaN, x86's `min` and `max` both return their second operand,
+/// so the unions, and the trees, are those of the two-half form). Lanes 3 and 7 are never
+/// read. The binning's bin updates and sweeps are unions; as `Box3` each was two operations,
+/// two loads and two stores.
+#[derive(Clone, Copy)]
+struct NBox(f32x8);
+
+impl NBox {
+    const EMPTY: NBox = NBox(f32x8::new([f32::INFINITY; 8]));
+    #[inline(always)]
+    fn union(self, o: NBox) -> NBox {
+        NBox(self.0.fast_min(o.0))
+    }
+    /// The minimum corner and the negated maximum corner.
+    #[inline(always)]
+    fn halves(self) -> (f32x4, f32x4) {
+        let [lo, nhi]: [f32x4; 2] = bytemuck::cast(self.0);
+        (lo, nhi)
+    }
+    /// `max - min` per axis (lane 3 unused), as `Box3` computes it: `-(-max)` is exact.
+    #[inline(always)]
+    fn extent(self) -> f32x4 {
+        let (lo, nhi) = self.halves();
+        -nhi - lo
+    }
+    /// Twice the centre, `min + max` (lane 3 unused), as `min - (-max)`: exactly equal.
+    #[inline(always)]
+    fn center2(self) -> f32x4 {
+        let (lo, nhi) = self.halves();
+        lo - nhi
+    }
+    #[inline(always)]
+    fn box3(self) -> Box3 {
+        let (lo, nhi) = self.halves();
+        let v = |x: f32x4| Vec3A::from_vec4(Vec4::from_array(x.to_array()));
+        Box3 { min: v(lo), max: v(-nhi) }
+    }
+    fn aabb(self) -> Aabb {
+        self.box3().aabb()
+    }
+    fn area(self) -> f32 {
+        self.box3().area()
+    }
+}
+
+/// A primitive as the builder moves it around: its box ([`NBox`]) and its caller's index,
+/// 32 bytes, so that partitioning moves the data binning reads next (sequential passes
+/// instead of gathers through a permutation). The box loads as one SIMD register: the index
+/// rides in the unused lane 3, encoded as a normal float ([`Ref::new`]) so that the
 /// arithmetic on that lane (never read) meets no denormals.
 #[derive(Clone, Copy)]
-#[repr(C, align(16))]
 struct Ref {
-    min: [f32; 4],
-    max: [f32; 4],
+    b: NBox,
 }
 
 const _: () = assert!(core::mem::size_of::<Ref>() == 32);
@@ -101,19 +146,21 @@ const _: () = assert!(super::node::MAX_PRIMITIVES <= 1 << 27);
 
 impl Ref {
     fn new(b: &Aabb, id: u32) -> Ref {
-        Ref { min: [b.min.x, b.min.y, b.min.z, f32::from_bits(ID_BIAS + id)], max: [b.max.x, b.max.y, b.max.z, 0.0] }
+        let (lo, hi) = (b.min, b.max);
+        Ref { b: NBox(f32x8::new([lo.x, lo.y, lo.z, f32::from_bits(ID_BIAS + id), -hi.x, -hi.y, -hi.z, 0.0])) }
     }
     fn id(&self) -> u32 {
-        self.min[3].to_bits() - ID_BIAS
+        self.b.0.as_array()[3].to_bits() - ID_BIAS
     }
-    #[inline(always)]
+    #[cfg(test)]
     fn bounds(&self) -> Box3 {
-        Box3 { min: Vec3A::from_vec4(Vec4::from_array(self.min)), max: Vec3A::from_vec4(Vec4::from_array(self.max)) }
+        self.b.box3()
     }
-    /// Twice the centroid (the factor does not change any comparison or bin).
+    /// Twice the centroid (the factor does not change any comparison or bin); lane 3 holds
+    /// the index's float, which the grid scales by 0.
     #[inline(always)]
-    fn centroid2(&self) -> Vec3A {
-        Vec3A::from_vec4(Vec4::from_array(self.min) + Vec4::from_array(self.max))
+    fn centroid2(&self) -> f32x4 {
+        self.b.center2()
     }
 }
 
@@ -128,21 +175,21 @@ struct Split {
 /// The bounds of a set of references: their boxes and their (doubled) centroids.
 #[derive(Clone, Copy)]
 struct Info {
-    bounds: Box3,
+    bounds: NBox,
     cent: Box3,
 }
 
 impl Info {
-    const EMPTY: Info = Info { bounds: Box3::EMPTY, cent: Box3::EMPTY };
+    const EMPTY: Info = Info { bounds: NBox::EMPTY, cent: Box3::EMPTY };
     #[inline(always)]
     fn grow(&mut self, r: &Ref) {
-        self.bounds = self.bounds.union(&r.bounds());
-        let c = r.centroid2();
+        self.bounds = self.bounds.union(r.b);
+        let c = Vec3A::from_vec4(bytemuck::cast(r.centroid2()));
         self.cent = Box3 { min: self.cent.min.min(c), max: self.cent.max.max(c) };
     }
     /// The bounds of both sets.
     fn merge(&self, o: &Info) -> Info {
-        Info { bounds: self.bounds.union(&o.bounds), cent: self.cent.union(&o.cent) }
+        Info { bounds: self.bounds.union(o.bounds), cent: self.cent.union(&o.cent) }
     }
     fn of(refs: &[Ref]) -> Info {
         let mut i = Info::EMPTY;
@@ -174,8 +221,8 @@ impl Grid {
     /// NaN product converts to `i32::MIN` (0 off x86) and the clamp puts it in bin 0; the
     /// partition ([`Grid::goes_left`]) decides the same way.
     #[inline(always)]
-    fn bins(&self, c: Vec3A) -> [usize; 3] {
-        let b = ((lanes(c) - self.lo) * self.scale).fast_trunc_int();
+    fn bins(&self, c: f32x4) -> [usize; 3] {
+        let b = ((c - self.lo) * self.scale).fast_trunc_int();
         let b = b.max(i32x4::ZERO).min(i32x4::splat(self.nbins as i32 - 1)) + AXIS_OFFSET;
         let b = b.to_array();
         [b[0] as usize, b[1] as usize, b[2] as usize]
@@ -187,7 +234,8 @@ impl Grid {
     #[inline(always)]
     fn goes_left(&self, r: &Ref, s: &Split) -> bool {
         let a = s.axis;
-        let x = (r.min[a] + r.max[a] - self.lo.as_array()[a]) * self.scale.as_array()[a];
+        let v = r.b.0.as_array();
+        let x = (v[a] - v[a + 4] - self.lo.as_array()[a]) * self.scale.as_array()[a];
         x < s.bin as f32 || x.is_nan()
     }
 }
@@ -204,17 +252,17 @@ fn lanes(v: Vec3A) -> f32x4 {
 
 /// Bin boxes and counts of three axes, [`MAX_BINS`] per axis.
 struct Bins {
-    boxes: [Box3; 3 * MAX_BINS],
+    boxes: [NBox; 3 * MAX_BINS],
     counts: [u32; 3 * MAX_BINS],
 }
 
 impl Bins {
     fn new() -> Box<Bins> {
-        Box::new(Bins { boxes: [Box3::EMPTY; 3 * MAX_BINS], counts: [0; 3 * MAX_BINS] })
+        Box::new(Bins { boxes: [NBox::EMPTY; 3 * MAX_BINS], counts: [0; 3 * MAX_BINS] })
     }
     fn reset(&mut self, nbins: usize) {
         for a in 0..3 {
-            self.boxes[a * MAX_BINS..a * MAX_BINS + nbins].fill(Box3::EMPTY);
+            self.boxes[a * MAX_BINS..a * MAX_BINS + nbins].fill(NBox::EMPTY);
             self.counts[a * MAX_BINS..a * MAX_BINS + nbins].fill(0);
         }
     }
@@ -222,13 +270,13 @@ impl Bins {
     fn absorb(&mut self, o: &Bins, nbins: usize) {
         for a in 0..3 {
             for i in a * MAX_BINS..a * MAX_BINS + nbins {
-                self.boxes[i] = self.boxes[i].union(&o.boxes[i]);
+                self.boxes[i] = self.boxes[i].union(o.boxes[i]);
                 self.counts[i] += o.counts[i];
             }
         }
     }
     #[inline(always)]
-    fn add(&mut self, at: [usize; 3], b: &Box3) {
+    fn add(&mut self, at: [usize; 3], b: NBox) {
         for i in at {
             self.boxes[i] = self.boxes[i].union(b);
             self.counts[i] += 1;
@@ -359,14 +407,14 @@ impl Ctx<'_> {
             b1.reset(nbins);
             let mut pairs = idx.chunks_exact(2);
             for p in &mut pairs {
-                b0.add(grid.bins(p[0].centroid2()), &p[0].bounds());
-                b1.add(grid.bins(p[1].centroid2()), &p[1].bounds());
+                b0.add(grid.bins(p[0].centroid2()), p[0].b);
+                b1.add(grid.bins(p[1].centroid2()), p[1].b);
             }
             if let [r] = pairs.remainder() {
-                b0.add(grid.bins(r.centroid2()), &r.bounds());
+                b0.add(grid.bins(r.centroid2()), r.b);
             }
         } else {
-            idx.iter().for_each(|r| b0.add(grid.bins(r.centroid2()), &r.bounds()));
+            idx.iter().for_each(|r| b0.add(grid.bins(r.centroid2()), r.b));
         }
     }
 
@@ -402,11 +450,11 @@ impl Ctx<'_> {
             on[axis] = matches!(ext[axis].partial_cmp(&0.0), Some(std::cmp::Ordering::Greater));
         }
         let on = BVec4A::new(on[0], on[1], on[2], false);
-        let bin = |b: usize| -> ([Box3; 3], [u32; 3]) {
+        let bin = |b: usize| -> ([NBox; 3], [u32; 3]) {
             let one = |a: usize| {
                 let i = a * MAX_BINS + b;
                 if two {
-                    (b0.boxes[i].union(&b1.boxes[i]), b0.counts[i] + b1.counts[i])
+                    (b0.boxes[i].union(b1.boxes[i]), b0.counts[i] + b1.counts[i])
                 } else {
                     (b0.boxes[i], b0.counts[i])
                 }
@@ -416,12 +464,12 @@ impl Ctx<'_> {
         };
         let pair_cost = self.opts.leaf_pair_cost;
         // Per axis lane: the area of `acc` times the leaf price of `cnt` primitives.
-        let weight = |acc: &[Box3; 3], cnt: &[u32; 3]| {
-            let e = acc.map(|b| (b.max - b.min).max(Vec3A::ZERO));
+        let weight = |acc: &[NBox; 3], cnt: &[u32; 3]| {
+            let e = acc.map(|b| b.extent().fast_max(f32x4::ZERO).to_array());
             let (ex, ey, ez) = (
-                Vec4::new(e[0].x, e[1].x, e[2].x, 0.0),
-                Vec4::new(e[0].y, e[1].y, e[2].y, 0.0),
-                Vec4::new(e[0].z, e[1].z, e[2].z, 0.0),
+                Vec4::new(e[0][0], e[1][0], e[2][0], 0.0),
+                Vec4::new(e[0][1], e[1][1], e[2][1], 0.0),
+                Vec4::new(e[0][2], e[1][2], e[2][2], 0.0),
             );
             let area = 2.0 * (ex * ey + ey * ez + ez * ex);
             let pairs = Vec4::new(cnt[0].div_ceil(2) as f32, cnt[1].div_ceil(2) as f32, cnt[2].div_ceil(2) as f32, 0.0);
@@ -430,21 +478,21 @@ impl Ctx<'_> {
         let empty = |cnt: &[u32; 3]| BVec4A::new(cnt[0] == 0, cnt[1] == 0, cnt[2] == 0, true);
         // Sweep from the right, then from the left; an empty side is never a split.
         let mut right_weight = [Vec4::ZERO; MAX_BINS];
-        let (mut acc, mut cnt) = ([Box3::EMPTY; 3], [0u32; 3]);
+        let (mut acc, mut cnt) = ([NBox::EMPTY; 3], [0u32; 3]);
         for b in (1..nbins).rev() {
             let (bx, c) = bin(b);
             for a in 0..3 {
-                acc[a] = acc[a].union(&bx[a]);
+                acc[a] = acc[a].union(bx[a]);
                 cnt[a] += c[a];
             }
             right_weight[b] = Vec4::select(empty(&cnt), Vec4::INFINITY, weight(&acc, &cnt));
         }
-        let (mut acc, mut cnt) = ([Box3::EMPTY; 3], [0u32; 3]);
+        let (mut acc, mut cnt) = ([NBox::EMPTY; 3], [0u32; 3]);
         let (mut lane_cost, mut lane_bin) = (Vec4::INFINITY, Vec4::ZERO);
         for (b, &right) in right_weight.iter().enumerate().take(nbins).skip(1) {
             let (bx, c) = bin(b - 1);
             for a in 0..3 {
-                acc[a] = acc[a].union(&bx[a]);
+                acc[a] = acc[a].union(bx[a]);
                 cnt[a] += c[a];
             }
             let c = 1.0 + (weight(&acc, &cnt) + right) / parent_area;
@@ -483,10 +531,10 @@ fn bins_for(opts: &BuildOptions, n: usize) -> usize {
 fn partition(v: &mut [Ref], pred: impl Fn(&Ref) -> bool) -> (usize, Info, Info) {
     let mut m = 0;
     for i in 0..v.len() {
-        let x = v[i];
-        let left = pred(&x);
-        v[i] = v[m];
-        v[m] = x;
+        // The predicate reads the reference where it lies (its axis is only known at run
+        // time: from a register copy, the reference went through the stack first).
+        let left = pred(&v[i]);
+        v.swap(i, m);
         m += usize::from(left);
     }
     (m, Info::of(&v[..m]), Info::of(&v[m..]))
@@ -547,7 +595,7 @@ mod tests {
                 .map(|i| {
                     // What the sweep reads: the two tables together (which table a reference
                     // went to depends on where the halves start).
-                    let b = b0.boxes[i].union(&b1.boxes[i]);
+                    let b = b0.boxes[i].union(b1.boxes[i]).box3();
                     (
                         [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z].map(f32::to_bits),
                         b0.counts[i] + b1.counts[i],
@@ -715,12 +763,45 @@ mod tests {
     }
 
     #[test]
+    fn a_negated_max_box_unions_measures_and_centres_as_the_two_half_box() {
+        // Finite boxes, signed zeros, infinities and NaN corners, every pair in both orders.
+        let mut rng = Rng::new(11);
+        let special = [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-40, -3e38];
+        let mut corners: Vec<Vec3> =
+            (0..41).map(|_| Vec3::new(rng.range(-5.0, 5.0), rng.range(-5.0, 5.0), rng.range(-5.0, 5.0))).collect();
+        corners.extend(special.iter().map(|&x| Vec3::new(x, 1.0, -x)));
+        let boxes: Vec<Aabb> = corners.chunks(2).map(|c| Aabb { min: c[0], max: c[1] }).collect();
+        let bits = |b: &Box3| [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z].map(f32::to_bits);
+        let two_half = |b: &Aabb| Box3 { min: b.min.into(), max: b.max.into() };
+        for a in &boxes {
+            let na = Ref::new(a, 7).b;
+            assert_eq!(bits(&na.box3()), bits(&two_half(a)));
+            let e = (two_half(a).max - two_half(a).min).to_array();
+            let three = |v: f32x4| {
+                let v = v.to_array();
+                [v[0], v[1], v[2]].map(f32::to_bits)
+            };
+            assert_eq!(three(na.extent()), e.map(f32::to_bits));
+            let c = (two_half(a).min + two_half(a).max).to_array();
+            // (A NaN's sign may differ: no bin or comparison reads it.)
+            let nan_or_bits = |v: [u32; 3]| v.map(|b| if f32::from_bits(b).is_nan() { u32::MAX } else { b });
+            assert_eq!(nan_or_bits(three(na.center2())), nan_or_bits(c.map(f32::to_bits)));
+            for b in &boxes {
+                let nb = Ref::new(b, 9).b;
+                assert_eq!(bits(&na.union(nb).box3()), bits(&two_half(a).union(&two_half(b))), "{a:?} ∪ {b:?}");
+            }
+        }
+        assert_eq!(bits(&NBox::EMPTY.box3()), bits(&Box3::EMPTY));
+    }
+
+    #[test]
     fn a_reference_keeps_the_largest_index_in_a_normal_float() {
         let b = Aabb::new(Vec3::ZERO, Vec3::ONE);
         for id in [0, 1, 69_451, crate::bvh::MAX_PRIMITIVES as u32 - 1] {
             let r = Ref::new(&b, id);
             assert_eq!(r.id(), id);
-            assert!(r.min[3].is_normal() && (r.min[3] + r.max[3]).is_normal());
+            let v = r.b.0.as_array();
+            assert!(v[3].is_normal() && (v[3] - v[7]).is_normal());
         }
     }
 }
