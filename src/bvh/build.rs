@@ -441,13 +441,10 @@ impl Ctx<'_> {
         self.bin(idx, &grid, two, scratch);
         let [b0, b1] = &scratch.0;
         let (b0, b1) = (&**b0, &**b1);
-        // Each side weighs its area by its leaf price. Candidates are compared by the sum
-        // `left + right`, and only the winner is scaled to `1 + sum / parent area`: the
-        // scaling is the same for every candidate of the node, and a division per bin held
-        // up the sweep (candidates whose sums round to one cost after it were ties the
-        // first one won; they are now told apart). The three axes are swept together, one
-        // lane each (the same operations per lane as a sweep of one axis, so the same
-        // costs); an axis not searched has its lane off.
+        // Each side weighs its area by its leaf price; costs are compared exactly as
+        // `1 + (left + right) / parent area`, so near-ties resolve as they always have. The
+        // three axes are swept together, one lane each (the same operations per lane as a
+        // sweep of one axis, so the same costs); an axis not searched has its lane off.
         let mut on = [false; 3];
         for &axis in axes {
             on[axis] = matches!(ext[axis].partial_cmp(&0.0), Some(std::cmp::Ordering::Greater));
@@ -498,7 +495,7 @@ impl Ctx<'_> {
                 acc[a] = acc[a].union(bx[a]);
                 cnt[a] += c[a];
             }
-            let c = weight(&acc, &cnt) + right;
+            let c = 1.0 + (weight(&acc, &cnt) + right) / parent_area;
             // Strictly cheaper only, so each axis keeps its first cheapest bin.
             let better = c.cmplt(lane_cost) & on & !empty(&cnt);
             lane_cost = Vec4::select(better, c, lane_cost);
@@ -512,7 +509,7 @@ impl Ctx<'_> {
                 (best, cost) = (Some((axis, lane_bin[axis] as usize)), lane_cost[axis]);
             }
         }
-        best.map(|(axis, bin)| (Split { axis, bin, cost: 1.0 + cost / parent_area }, grid))
+        best.map(|(axis, bin)| (Split { axis, bin, cost }, grid))
     }
 }
 
@@ -710,13 +707,13 @@ mod tests {
             };
             for split in 1..nbins {
                 let (Some(l), Some(r)) = (side(&bins[..split]), side(&bins[split..])) else { continue };
-                let c = l + r;
+                let c = 1.0 + (l + r) / parent;
                 if c < cost {
                     (best, cost) = (Some((axis, split)), c);
                 }
             }
         }
-        best.map(|(a, b)| (a, b, 1.0 + cost / parent))
+        best.map(|(a, b)| (a, b, cost))
     }
 
     #[test]
