@@ -117,8 +117,7 @@ impl NBox {
     #[inline(always)]
     fn box3(self) -> Box3 {
         let (lo, nhi) = self.halves();
-        let v = |x: f32x4| Vec3A::from_vec4(Vec4::from_array(x.to_array()));
-        Box3 { min: v(lo), max: v(-nhi) }
+        Box3 { min: vec3a(lo), max: vec3a(-nhi) }
     }
     fn aabb(self) -> Aabb {
         self.box3().aabb()
@@ -184,7 +183,7 @@ impl Info {
     #[inline(always)]
     fn grow(&mut self, r: &Ref) {
         self.bounds = self.bounds.union(r.b);
-        let c = Vec3A::from_vec4(bytemuck::cast(r.centroid2()));
+        let c = vec3a(r.centroid2());
         self.cent = Box3 { min: self.cent.min.min(c), max: self.cent.max.max(c) };
     }
     /// The bounds of both sets.
@@ -248,6 +247,12 @@ const AXIS_OFFSET: i32x4 = i32x4::new([0, MAX_BINS as i32, 2 * MAX_BINS as i32, 
 #[inline(always)]
 fn lanes(v: Vec3A) -> f32x4 {
     f32x4::new(Vec4::from((v, 0.0)).to_array())
+}
+
+/// The first three lanes of `v` (the inverse of [`lanes`]).
+#[inline(always)]
+fn vec3a(v: f32x4) -> Vec3A {
+    Vec3A::from_vec4(bytemuck::cast(v))
 }
 
 /// Bin boxes and counts of three axes, [`MAX_BINS`] per axis.
