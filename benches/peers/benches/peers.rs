@@ -8,7 +8,9 @@
 //!
 //! With the feature `embree` (Embree 4 loaded from `LANECAST_EMBREE_LIB`, see
 //! `with-embree.sh`), Embree joins every group: `rtcIntersect1` / `rtcOccluded1` in the
-//! single-ray groups; groups `peers_<scene>_<set>_packet8` time 8-ray packets (lanecast
+//! single-ray groups, at its defaults (`embree`) and with `RTC_SCENE_FLAG_ROBUST`
+//! (`embree_robust`: its watertight triangle test and conservative box tests, the guarantees
+//! of lanecast's default; see `Embree::build_robust`); groups `peers_<scene>_<set>_packet8` time 8-ray packets (lanecast
 //! `intersect_packet` / `occluded_packet` with `Backend::X8`, the set's rays taken 8 at a time in
 //! order; Embree `rtcIntersect8` / `rtcOccluded8` on the same rays); and the build groups time
 //! Embree's build (`rtcCommitScene` at the default medium quality, device `threads=1` and
@@ -74,7 +76,7 @@ const T_TOL: f32 = 1e-4;
 #[cfg(not(feature = "embree"))]
 const LIBS: &[&str] = &["lanecast", "obvhs", "parry3d", "bvh"];
 #[cfg(feature = "embree")]
-const LIBS: &[&str] = &["lanecast", "obvhs", "parry3d", "bvh", "embree"];
+const LIBS: &[&str] = &["lanecast", "obvhs", "parry3d", "bvh", "embree", "embree_robust"];
 const SETS: [&str; 3] = ["primary", "incoherent", "los"];
 
 #[path = "../../support/mod.rs"]
@@ -296,6 +298,8 @@ fn bench_scene(
     #[cfg(feature = "embree")]
     let em = Embree::build(&mesh, 1).unwrap_or_else(|e| panic!("Embree: {e}"));
     #[cfg(feature = "embree")]
+    let em_robust = Embree::build_robust(&mesh, 1).unwrap_or_else(|e| panic!("Embree (robust): {e}"));
+    #[cfg(feature = "embree")]
     {
         // Resident memory grown by KEPT scenes committed and kept alive together, per scene
         // (Embree's allocator maps fresh memory; one commit could reuse memory freed earlier,
@@ -361,6 +365,7 @@ fn bench_scene(
         #[cfg(feature = "embree")]
         {
             note("embree", peer_answers(&em, set, rays));
+            note("embree_robust", peer_answers(&em_robust, set, rays));
             // Packets must answer as the single rays do.
             let mut scratch = PacketScratch::default();
             assert_eq!(lanecast_packets(&lc, set, rays, &mut scratch), run(&lc, set, rays), "lanecast packets");
@@ -387,6 +392,8 @@ fn bench_scene(
         g.bench_function("bvh", |b| timed(b, &gname, "bvh", || run(&bc, set, rays)));
         #[cfg(feature = "embree")]
         g.bench_function("embree", |b| timed(b, &gname, "embree", || run(&em, set, rays)));
+        #[cfg(feature = "embree")]
+        g.bench_function("embree_robust", |b| timed(b, &gname, "embree_robust", || run(&em_robust, set, rays)));
         g.finish();
         #[cfg(feature = "embree")]
         {
@@ -509,6 +516,9 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
             let g = format!("peers_build_{scene}");
             let m = |f: &str| median(&g, f).map_or(f64::NAN, |s| s * 1e3);
             let (l1, e1, l2, e2) = (m("lanecast"), m("embree"), m("lanecast_2t"), m("embree_2t"));
+            if [l1, e1, l2, e2].iter().all(|v| v.is_nan()) {
+                continue; // the group did not run (a filter left it out)
+            }
             let _ =
                 writeln!(out, "| {scene} | {l1:.1} | {e1:.1} | {:.2} | {l2:.1} | {e2:.1} | {:.2} |", l1 / e1, l2 / e2);
         }
@@ -520,6 +530,9 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
             let g = format!("peers_{scene}_{set}_threads");
             let m = |f: &str| median(&g, f).map_or(f64::NAN, |s| n / s / 1e6);
             let (l1, l2, e1, e2) = (m("lanecast_1t"), m("lanecast_2t"), m("embree_1t"), m("embree_2t"));
+            if [l1, l2, e1, e2].iter().all(|v| v.is_nan()) {
+                continue; // the group did not run (a filter left it out)
+            }
             let _ = writeln!(
                 out,
                 "| {scene} | {set} | {l1:.2} | {l2:.2} | {:.2}× | {e1:.2} | {e2:.2} | {:.2}× |",

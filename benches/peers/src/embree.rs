@@ -1,6 +1,8 @@
 //! Embree 4 as a peer (feature `embree`): a triangle mesh in an `RTCScene` at the default
 //! (medium) build quality, queried with `rtcIntersect1` / `rtcOccluded1` and the 8-ray
-//! packets `rtcIntersect8` / `rtcOccluded8`.
+//! packets `rtcIntersect8` / `rtcOccluded8`; at Embree's defaults (Möller–Trumbore, fast box
+//! tests), or with the scene flag `RTC_SCENE_FLAG_ROBUST` ([`Embree::build_robust`]: its
+//! watertight triangle test and conservative box tests, as lanecast's default).
 //!
 //! The library is loaded at run time from the path in `LANECAST_EMBREE_LIB` (the
 //! `libembree4.so.4` of the `embreex` wheel, which ships it with its TBB;
@@ -24,6 +26,8 @@ const BUFFER_TYPE_VERTEX: c_int = 1;
 const FORMAT_UINT3: c_int = 0x5003;
 const FORMAT_FLOAT3: c_int = 0x9003;
 const INVALID_ID: c_uint = u32::MAX;
+/// `RTC_SCENE_FLAG_ROBUST` (rtcore_scene.h).
+const SCENE_FLAG_ROBUST: c_int = 1 << 2;
 
 /// `RTCRay`.
 #[repr(C, align(16))]
@@ -118,6 +122,7 @@ struct Api {
     new_scene: unsafe extern "C" fn(Device) -> Scene,
     release_scene: unsafe extern "C" fn(Scene),
     commit_scene: unsafe extern "C" fn(Scene),
+    set_scene_flags: unsafe extern "C" fn(Scene, c_int),
     new_geometry: unsafe extern "C" fn(Device, c_int) -> Geometry,
     release_geometry: unsafe extern "C" fn(Geometry),
     commit_geometry: unsafe extern "C" fn(Geometry),
@@ -158,6 +163,7 @@ impl Api {
             new_scene: sym!("rtcNewScene"),
             release_scene: sym!("rtcReleaseScene"),
             commit_scene: sym!("rtcCommitScene"),
+            set_scene_flags: sym!("rtcSetSceneFlags"),
             new_geometry: sym!("rtcNewGeometry"),
             release_geometry: sym!("rtcReleaseGeometry"),
             commit_geometry: sym!("rtcCommitGeometry"),
@@ -177,6 +183,8 @@ pub struct Embree {
     api: &'static Api,
     device: Device,
     scene: Scene,
+    /// Scene flags set before every commit (`RTC_SCENE_FLAG_*`).
+    flags: c_int,
 }
 
 // SAFETY: Embree's committed scenes may be queried from any thread, and the device and scene
@@ -192,6 +200,21 @@ impl Embree {
     /// # Errors
     /// The library cannot be loaded, or Embree reports an error.
     pub fn build(mesh: &Mesh, threads: usize) -> Result<Embree, String> {
+        Self::build_with_flags(mesh, threads, 0)
+    }
+
+    /// [`Embree::build`] with the scene flag `RTC_SCENE_FLAG_ROBUST` (set before every
+    /// commit): Embree then stores `Triangle4v` leaves, tests them with its watertight
+    /// (Plücker) test, and widens its box tests so that rounding never culls a box the
+    /// triangle test would hit: the guarantees of lanecast's default.
+    ///
+    /// # Errors
+    /// As [`Embree::build`].
+    pub fn build_robust(mesh: &Mesh, threads: usize) -> Result<Embree, String> {
+        Self::build_with_flags(mesh, threads, SCENE_FLAG_ROBUST)
+    }
+
+    fn build_with_flags(mesh: &Mesh, threads: usize, flags: c_int) -> Result<Embree, String> {
         let api = API.get_or_init(Api::load).as_ref().map_err(Clone::clone)?;
         let config = CString::new(format!("threads={threads}")).expect("no NUL");
         // SAFETY: `config` is a NUL-terminated string that outlives the call.
@@ -199,7 +222,7 @@ impl Embree {
         if device.is_null() {
             return Err("rtcNewDevice failed".into());
         }
-        let mut e = Embree { api, device, scene: std::ptr::null_mut() };
+        let mut e = Embree { api, device, scene: std::ptr::null_mut(), flags };
         let scene = {
             let built = e.commit(mesh)?;
             let scene = built.scene;
@@ -222,6 +245,9 @@ impl Embree {
         // with the tail padding Embree adds itself), and are written within those bounds.
         unsafe {
             let scene = (a.new_scene)(self.device);
+            if self.flags != 0 {
+                (a.set_scene_flags)(scene, self.flags);
+            }
             let geom = (a.new_geometry)(self.device, GEOMETRY_TYPE_TRIANGLE);
             let v = (a.set_new_geometry_buffer)(geom, BUFFER_TYPE_VERTEX, 0, FORMAT_FLOAT3, 12, mesh.positions.len())
                 as *mut [f32; 3];
