@@ -123,6 +123,7 @@ struct Api {
     release_scene: unsafe extern "C" fn(Scene),
     commit_scene: unsafe extern "C" fn(Scene),
     set_scene_flags: unsafe extern "C" fn(Scene, c_int),
+    get_scene_flags: unsafe extern "C" fn(Scene) -> c_int,
     new_geometry: unsafe extern "C" fn(Device, c_int) -> Geometry,
     release_geometry: unsafe extern "C" fn(Geometry),
     commit_geometry: unsafe extern "C" fn(Geometry),
@@ -164,6 +165,7 @@ impl Api {
             release_scene: sym!("rtcReleaseScene"),
             commit_scene: sym!("rtcCommitScene"),
             set_scene_flags: sym!("rtcSetSceneFlags"),
+            get_scene_flags: sym!("rtcGetSceneFlags"),
             new_geometry: sym!("rtcNewGeometry"),
             release_geometry: sym!("rtcReleaseGeometry"),
             commit_geometry: sym!("rtcCommitGeometry"),
@@ -212,6 +214,13 @@ impl Embree {
     /// As [`Embree::build`].
     pub fn build_robust(mesh: &Mesh, threads: usize) -> Result<Embree, String> {
         Self::build_with_flags(mesh, threads, SCENE_FLAG_ROBUST)
+    }
+
+    /// Whether the scene was built with `RTC_SCENE_FLAG_ROBUST` (as Embree reports its flags).
+    #[must_use]
+    pub fn is_robust(&self) -> bool {
+        // SAFETY: the scene handle is live (released only in `drop`).
+        unsafe { (self.api.get_scene_flags)(self.scene) & SCENE_FLAG_ROBUST != 0 }
     }
 
     fn build_with_flags(mesh: &Mesh, threads: usize, flags: c_int) -> Result<Embree, String> {

@@ -57,3 +57,17 @@ fn agrees_with_lanecast_on_the_bunny() {
     assert!(same as f64 >= 0.999 * rays.len() as f64, "hit/miss agreement {same} of {}", rays.len());
     assert!(close as f64 >= 0.999 * both as f64, "t agreement {close} of {both}");
 }
+
+#[test]
+#[ignore = "needs Embree: LANECAST_EMBREE_LIB (benches/peers/with-embree.sh)"]
+fn the_robust_scene_is_flagged_robust_and_answers_alike() {
+    let (plain, robust) = (Embree::build(&quad(), 1).unwrap(), Embree::build_robust(&quad(), 1).unwrap());
+    assert!(!plain.is_robust());
+    assert!(robust.is_robust());
+    // Through the shared diagonal edge and inside either triangle: both modes hit.
+    for (x, y) in [(0.0, 0.0), (0.5, 0.5), (0.5, 0.25), (0.25, -0.5)] {
+        let r = Ray::new(Vec3::new(x, y, 4.0), Vec3::new(0.0, 0.0, -2.0));
+        assert_eq!(robust.closest(&r), Some(2.0), "robust at ({x}, {y})");
+        assert_eq!(plain.closest(&r), Some(2.0), "default at ({x}, {y})");
+    }
+}
