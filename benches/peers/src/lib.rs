@@ -35,12 +35,12 @@
 //!   lost), so the triangle test is chosen by [`TriTest`]: a two-sided Möller–Trumbore
 //!   (`det != 0`, the default) or the crate's test run on both windings.
 //!
-//! * [`Embree`] (feature `embree`): Embree 4 loaded at run time from `LANECAST_EMBREE_LIB`
+//! * `Embree` (feature `embree`): Embree 4 loaded at run time from `LANECAST_EMBREE_LIB`
 //!   (the `embreex` wheel's `libembree4`; `benches/peers/with-embree.sh` sets it up), one
 //!   triangle geometry, default (medium) build quality; `rtcIntersect1` / `rtcOccluded1`, and
 //!   `rtcIntersect8` / `rtcOccluded8` for packets. At its defaults Embree builds a BVH8 over
 //!   `Triangle4` leaves, tests triangles with Möller–Trumbore (two-sided) and boxes with a
-//!   fused, non-conservative slab test. [`Embree::build_robust`] sets
+//!   fused, non-conservative slab test. `Embree::build_robust` sets
 //!   `RTC_SCENE_FLAG_ROBUST`, which selects `Triangle4v` leaves with Embree's watertight
 //!   (Plücker) triangle test and conservative box tests: the guarantees lanecast's default
 //!   gives (`kernels/common/scene.cpp` and `kernels/bvh/bvh8_factory.cpp` of Embree 4).
