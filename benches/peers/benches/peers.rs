@@ -12,7 +12,7 @@
 //! (`embree_robust`: its watertight triangle test and conservative box tests, the guarantees
 //! of lanecast's default; see `Embree::build_robust`); groups `peers_<scene>_<set>_packet8` time 8-ray packets (lanecast
 //! `intersect_packet` / `occluded_packet` with `Backend::X8`, the set's rays taken 8 at a time in
-//! order; Embree `rtcIntersect8` / `rtcOccluded8` on the same rays); and the build groups time
+//! order; Embree `rtcIntersect8` / `rtcOccluded8` on the same rays, both modes); and the build groups time
 //! Embree's build (`rtcCommitScene` at the default medium quality, device `threads=1` and
 //! `threads=2`) beside lanecast's at 1 and 2 rayon threads. Groups `peers_<scene>_<set>_threads`
 //! time lanecast's batch queries and Embree's single rays on one and two rayon threads, and the
@@ -405,6 +405,9 @@ fn bench_scene(
                 timed(b, &gname, "lanecast", || lanecast_packets(&lc, set, rays, &mut scratch))
             });
             g.bench_function("embree", |b| timed(b, &gname, "embree", || embree_packets(&em, set, rays)));
+            g.bench_function("embree_robust", |b| {
+                timed(b, &gname, "embree_robust", || embree_packets(&em_robust, set, rays))
+            });
             g.finish();
         }
     }
@@ -498,16 +501,16 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
     #[cfg(feature = "embree")]
     {
         out.push_str("\n## 8-ray packets, 1 thread, Mrays/s (lanecast intersect_packet / occluded_packet X8; Embree rtcIntersect8 / rtcOccluded8)\n\n");
-        out.push_str(
-            "| scene | set | lanecast packet8 | embree packet8 | lanecast/embree |\n|---|---|---:|---:|---:|\n",
-        );
+        out.push_str("| scene | set | lanecast packet8 | embree packet8 | embree_robust packet8 | lanecast/embree | lanecast/embree_robust |\n|---|---|---:|---:|---:|---:|---:|\n");
         for (scene, _) in scenes {
             for set in SETS {
                 let g = format!("peers_{scene}_{set}_packet8");
-                if let (Some(a), Some(b)) = (median(&g, "lanecast"), median(&g, "embree")) {
-                    let _ =
-                        writeln!(out, "| {scene} | {set} | {:.2} | {:.2} | {:.2}× |", n / a / 1e6, n / b / 1e6, b / a);
+                let m = |f: &str| median(&g, f).map_or(f64::NAN, |s| n / s / 1e6);
+                let (l, e, r) = (m("lanecast"), m("embree"), m("embree_robust"));
+                if [l, e, r].iter().all(|v| v.is_nan()) {
+                    continue; // the group did not run (a filter left it out)
                 }
+                let _ = writeln!(out, "| {scene} | {set} | {l:.2} | {e:.2} | {r:.2} | {:.2}× | {:.2}× |", l / e, l / r);
             }
         }
         out.push_str("\n## Build with Embree, ms (median of samples)\n\n");
