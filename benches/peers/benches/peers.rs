@@ -10,11 +10,12 @@
 //! `with-embree.sh`), Embree joins every group: `rtcIntersect1` / `rtcOccluded1` in the
 //! single-ray groups, at its defaults (`embree`) and with `RTC_SCENE_FLAG_ROBUST`
 //! (`embree_robust`: its watertight triangle test and conservative box tests, the guarantees
-//! of lanecast's default; see `Embree::build_robust`); groups `peers_<scene>_<set>_packet8` time 8-ray packets (lanecast
-//! `intersect_packet` / `occluded_packet` with `Backend::X8`, the set's rays taken 8 at a time in
-//! order; Embree `rtcIntersect8` / `rtcOccluded8` on the same rays, both modes); and the build groups time
-//! Embree's build (`rtcCommitScene` at the default medium quality, device `threads=1` and
-//! `threads=2`) beside lanecast's at 1 and 2 rayon threads. Groups `peers_<scene>_<set>_threads`
+//! of lanecast's default; see `Embree::build_robust`); groups `peers_<scene>_<set>_packet8`
+//! time 8-ray packets (lanecast `intersect_packet` / `occluded_packet` with `Backend::X8`, the
+//! set's rays taken 8 at a time in order; Embree `rtcIntersect8` / `rtcOccluded8` on the same
+//! rays, both modes); and the build groups time Embree's build (`rtcCommitScene` at the
+//! default medium quality, device `threads=1` and `threads=2`) beside lanecast's at 1 and 2
+//! rayon threads. Groups `peers_<scene>_<set>_threads`
 //! time lanecast's batch queries and Embree's single rays on one and two rayon threads, and the
 //! set-up records the memory each keeps (lanecast's own accounting; Embree's resident memory
 //! per committed scene).
@@ -465,6 +466,12 @@ fn bench_scene(
     mesh.len()
 }
 
+/// Whether a group's row has any figure (`NaN` marks a function that did not run): groups a
+/// filter left out get no row.
+fn ran(row: &[f64]) -> bool {
+    row.iter().any(|v| !v.is_nan())
+}
+
 fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
     let mut out = String::new();
     let n = (SIDE * SIDE) as f64;
@@ -507,8 +514,8 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
                 let g = format!("peers_{scene}_{set}_packet8");
                 let m = |f: &str| median(&g, f).map_or(f64::NAN, |s| n / s / 1e6);
                 let (l, e, r) = (m("lanecast"), m("embree"), m("embree_robust"));
-                if [l, e, r].iter().all(|v| v.is_nan()) {
-                    continue; // the group did not run (a filter left it out)
+                if !ran(&[l, e, r]) {
+                    continue;
                 }
                 let _ = writeln!(out, "| {scene} | {set} | {l:.2} | {e:.2} | {r:.2} | {:.2}× | {:.2}× |", l / e, l / r);
             }
@@ -519,8 +526,8 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
             let g = format!("peers_build_{scene}");
             let m = |f: &str| median(&g, f).map_or(f64::NAN, |s| s * 1e3);
             let (l1, e1, l2, e2) = (m("lanecast"), m("embree"), m("lanecast_2t"), m("embree_2t"));
-            if [l1, e1, l2, e2].iter().all(|v| v.is_nan()) {
-                continue; // the group did not run (a filter left it out)
+            if !ran(&[l1, e1, l2, e2]) {
+                continue;
             }
             let _ =
                 writeln!(out, "| {scene} | {l1:.1} | {e1:.1} | {:.2} | {l2:.1} | {e2:.1} | {:.2} |", l1 / e1, l2 / e2);
@@ -533,8 +540,8 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
             let g = format!("peers_{scene}_{set}_threads");
             let m = |f: &str| median(&g, f).map_or(f64::NAN, |s| n / s / 1e6);
             let (l1, l2, e1, e2) = (m("lanecast_1t"), m("lanecast_2t"), m("embree_1t"), m("embree_2t"));
-            if [l1, l2, e1, e2].iter().all(|v| v.is_nan()) {
-                continue; // the group did not run (a filter left it out)
+            if !ran(&[l1, l2, e1, e2]) {
+                continue;
             }
             let _ = writeln!(
                 out,
