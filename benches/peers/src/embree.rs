@@ -315,6 +315,24 @@ impl Embree {
         std::array::from_fn(|k| if rh.hit.geom_id[k] == INVALID_ID { f32::INFINITY } else { rh.ray.tfar[k] })
     }
 
+    /// Closest hits of up to 8 rays (`rtcIntersect8`) with every field of each lane's record
+    /// folded into one number as [`Peer::closest_record`] folds a single ray's (`t`, `u`,
+    /// `v`, `Ng` and the ids); `None` on a miss and for lanes past `rays.len()`. What the
+    /// bench's packet loop reads, as lanecast's packet loop reads every field of its hits.
+    pub fn closest8_record(&self, rays: &[Ray]) -> [Option<f32>; 8] {
+        let (valid, ray) = Self::ray8(rays);
+        let mut rh = RtcRayHit8 { ray, hit: RtcHit8 { geom_id: [INVALID_ID; 8], ..RtcHit8::default() } };
+        // SAFETY: as in `closest8`.
+        unsafe { (self.api.intersect8)(valid.0.as_ptr(), self.scene, &mut rh, std::ptr::null_mut()) };
+        let h = &rh.hit;
+        std::array::from_fn(|k| {
+            let ids = h.geom_id[k] ^ h.prim_id[k].rotate_left(8) ^ h.inst_id[k].rotate_left(16);
+            // Summed in `closest_record`'s order, so equal records give equal numbers.
+            (k < rays.len() && h.geom_id[k] != INVALID_ID)
+                .then(|| rh.ray.tfar[k] + h.u[k] + h.v[k] + h.ng_x[k] + h.ng_y[k] + h.ng_z[k] + (ids & 0xff) as f32)
+        })
+    }
+
     /// Occlusion of up to 8 rays (`rtcOccluded8`): a bit per occluded lane.
     pub fn occluded8(&self, rays: &[Ray]) -> u32 {
         let (valid, mut r8) = Self::ray8(rays);

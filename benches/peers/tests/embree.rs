@@ -30,6 +30,13 @@ fn hand_worked_hits_single_and_packets() {
     for (k, r) in rays.iter().enumerate() {
         assert_eq!(t[k], em.closest(r).unwrap_or(f32::INFINITY), "lane {k}");
     }
+    // The packet's whole records, lane by lane as the single-ray record; none past the rays.
+    let records = em.closest8_record(&rays[..7]);
+    for (k, r) in rays[..7].iter().enumerate() {
+        assert_eq!(records[k], em.closest_record(r), "lane {k}");
+    }
+    assert_eq!(records[7], None);
+    assert!(records.iter().filter(|r| r.is_some()).count() >= 3);
     let segs: Vec<Ray> = rays.iter().map(|r| Ray { t_max: 2.5, ..*r }).collect();
     let bits = em.occluded8(&segs[..5]);
     assert_eq!(bits, (0..5).fold(0, |m, k| m | (u32::from(em.occluded(&segs[k])) << k)));
