@@ -307,6 +307,16 @@ pub(crate) struct PacketColumns {
 }
 
 impl PacketColumns {
+    /// `t_max` of lane `i`.
+    #[inline(always)]
+    pub(crate) fn t_max(&self, i: usize) -> f32 {
+        self.c[7][i]
+    }
+    /// The ray mask of lane `i`.
+    #[inline(always)]
+    pub(crate) fn mask(&self, i: usize) -> u32 {
+        self.mask[i]
+    }
     /// The ray of lane `i` (equal to [`RayPacket::ray`]).
     #[inline(always)]
     pub(crate) fn ray(&self, i: usize) -> Ray {

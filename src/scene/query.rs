@@ -7,9 +7,7 @@
 
 use super::kind::{KindBvh, LeafPacket, LeafRay, Traceable};
 use super::{Backend, Scene, TriangleTest};
-use crate::bvh::traverse::{
-    self, AnyHit, Closest, LeafAction, Mode, PacketLeafAction, PacketRay, TraversalRay, TraversalStack,
-};
+use crate::bvh::traverse::{self, AnyHit, Closest, LeafAction, Mode, PacketLeafAction, TraversalRay, TraversalStack};
 use crate::bvh::{Node4, Node8, WideBvh, WideNode};
 use crate::hit::{Hit, HitKind, HitPacket, HitSoa, NO_ID};
 use crate::kernel::ray_plane;
@@ -24,10 +22,18 @@ use rayon::prelude::*;
 /// x, y and z; `-0.0` counts as negative, its reciprocal being `-inf`): a packet worth
 /// traversing together. Rays of different octants order a node's children differently and
 /// part ways early; those go one at a time. The octant is the traversal's own
-/// ([`PacketRay::octant`]), which then picks each node's near and far planes once.
+/// ([`crate::bvh::traverse::PacketRay::octant`], which then picks each node's near and far
+/// planes once), read from the directions' sign bits instead of their reciprocals (the sign
+/// of `1/d` is the sign bit of `d` for every non-NaN `d`, and active lanes have finite
+/// directions): no divisions for a packet that then goes lane by lane.
 #[inline]
 fn same_octant<L: Lanes>(rays: &RayPacket<L>, active: L::Mask) -> bool {
-    PacketRay::new(rays).octant(active.bitmask()).is_some()
+    let (lanes, one, zero) = (active.bitmask(), L::splat(1.0), L::splat(0.0));
+    [rays.dir.x, rays.dir.y, rays.dir.z].into_iter().all(|d| {
+        // `1` with the sign of `d`: negative exactly where the sign bit is set.
+        let neg = one.xor_sign(d).lt(zero).bitmask() & lanes;
+        neg == 0 || neg == lanes
+    })
 }
 
 /// The best hit so far: key `t`, with its barycentrics.
@@ -168,10 +174,11 @@ impl Scene {
     /// `t_max` vector one at a time stored it again for each).
     #[inline(always)]
     fn packet_bests(&self, cols: &PacketColumns) -> [Best<'_>; MAX_PACKET_LANES] {
-        core::array::from_fn(|i| {
-            let r = cols.ray(i);
-            Best::with_filter(r.t_max, (0.0, 0.0), self.mask_filter(r.mask))
-        })
+        if !self.masked && (0..MAX_PACKET_LANES).all(|i| cols.mask(i) == crate::ray::ALL_BITS) {
+            // No mask filter in any lane (the common case): only the bounds differ.
+            return core::array::from_fn(|i| Best::with_filter(cols.t_max(i), (0.0, 0.0), None));
+        }
+        core::array::from_fn(|i| Best::with_filter(cols.t_max(i), (0.0, 0.0), self.mask_filter(cols.mask(i))))
     }
 
     /// Offers the planes' hits to `best` (the emptiness check inlined: most scenes have none).
@@ -890,5 +897,28 @@ mod tests {
         let p = RayPacket::<F32x8>::from_rays(&rays).unwrap();
         assert!(!same_octant(&p, p.active()));
         assert!(same_octant(&p, <F32x8 as crate::lanes::Lanes>::Mask::from_bitmask(0b1)));
+    }
+
+    #[test]
+    fn the_octant_check_agrees_with_the_traversal_s() {
+        // Components drawn from signed zeros, tiny, huge and ordinary values of both signs
+        // (zero and overflowing directions make invalid, inactive lanes), with lanes switched
+        // off at random: the sign-bit check and `PacketRay::octant` (from the reciprocals)
+        // agree on every packet, and both answers occur.
+        let values = [0.0f32, -0.0, 1e-30, -1e-30, 1e-3, -1e-3, 1.0, -1.0, 3e30, -3e30];
+        let mut rng = crate::rng::Rng::new(0x0c7a);
+        let mut seen = [0usize; 2];
+        for case in 0..20_000 {
+            let pick = |rng: &mut crate::rng::Rng| values[rng.below(values.len() as u64) as usize];
+            let rays: Vec<Ray> = (0..8)
+                .map(|_| Ray::new(Vec3::ZERO, Vec3::new(pick(&mut rng), pick(&mut rng), pick(&mut rng))))
+                .collect();
+            let p = RayPacket::<F32x8>::from_rays(&rays).unwrap();
+            let active = p.active() & <F32x8 as crate::lanes::Lanes>::Mask::from_bitmask(rng.below(256) as u32);
+            let want = crate::bvh::traverse::PacketRay::new(&p).octant(active.bitmask()).is_some();
+            assert_eq!(same_octant(&p, active), want, "case {case}");
+            seen[usize::from(want)] += 1;
+        }
+        assert!(seen[0] > 1000 && seen[1] > 1000, "{seen:?}");
     }
 }
