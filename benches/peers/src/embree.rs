@@ -305,13 +305,19 @@ impl Embree {
         (valid, r8)
     }
 
-    /// Closest hits of up to 8 rays (`rtcIntersect8`): `t` per lane, `+inf` on a miss.
-    pub fn closest8(&self, rays: &[Ray]) -> [f32; 8] {
+    /// `rtcIntersect8` on the first 8 of `rays`: the ray-hit record Embree filled in.
+    fn intersect8(&self, rays: &[Ray]) -> RtcRayHit8 {
         let (valid, ray) = Self::ray8(rays);
         let mut rh = RtcRayHit8 { ray, hit: RtcHit8 { geom_id: [INVALID_ID; 8], ..RtcHit8::default() } };
         // SAFETY: `valid` and `rh` are 32-byte-aligned live locals of the layouts rtcore_ray.h
         // gives (plus trailing room), and the scene is committed.
         unsafe { (self.api.intersect8)(valid.0.as_ptr(), self.scene, &mut rh, std::ptr::null_mut()) };
+        rh
+    }
+
+    /// Closest hits of up to 8 rays (`rtcIntersect8`): `t` per lane, `+inf` on a miss.
+    pub fn closest8(&self, rays: &[Ray]) -> [f32; 8] {
+        let rh = self.intersect8(rays);
         std::array::from_fn(|k| if rh.hit.geom_id[k] == INVALID_ID { f32::INFINITY } else { rh.ray.tfar[k] })
     }
 
@@ -320,48 +326,59 @@ impl Embree {
     /// `v`, `Ng` and the ids); `None` on a miss and for lanes past `rays.len()`. What the
     /// bench's packet loop reads, as lanecast's packet loop reads every field of its hits.
     pub fn closest8_record(&self, rays: &[Ray]) -> [Option<f32>; 8] {
-        let (valid, ray) = Self::ray8(rays);
-        let mut rh = RtcRayHit8 { ray, hit: RtcHit8 { geom_id: [INVALID_ID; 8], ..RtcHit8::default() } };
-        // SAFETY: as in `closest8`.
-        unsafe { (self.api.intersect8)(valid.0.as_ptr(), self.scene, &mut rh, std::ptr::null_mut()) };
+        let rh = self.intersect8(rays);
         let h = &rh.hit;
         std::array::from_fn(|k| {
-            let ids = h.geom_id[k] ^ h.prim_id[k].rotate_left(8) ^ h.inst_id[k].rotate_left(16);
-            // Summed in `closest_record`'s order, so equal records give equal numbers.
-            (k < rays.len() && h.geom_id[k] != INVALID_ID)
-                .then(|| rh.ray.tfar[k] + h.u[k] + h.v[k] + h.ng_x[k] + h.ng_y[k] + h.ng_z[k] + (ids & 0xff) as f32)
+            (k < rays.len() && h.geom_id[k] != INVALID_ID).then(|| {
+                let ng = [h.ng_x[k], h.ng_y[k], h.ng_z[k]];
+                fold_record(rh.ray.tfar[k], h.u[k], h.v[k], ng, [h.geom_id[k], h.prim_id[k], h.inst_id[k]])
+            })
         })
     }
 
     /// Occlusion of up to 8 rays (`rtcOccluded8`): a bit per occluded lane.
     pub fn occluded8(&self, rays: &[Ray]) -> u32 {
         let (valid, mut r8) = Self::ray8(rays);
-        // SAFETY: as in `closest8`.
+        // SAFETY: as in `intersect8`.
         unsafe { (self.api.occluded8)(valid.0.as_ptr(), self.scene, &mut r8, std::ptr::null_mut()) };
         (0..rays.len().min(8)).fold(0, |m, k| m | (u32::from(r8.tfar[k] == f32::NEG_INFINITY) << k))
+    }
+}
+
+/// A hit record folded into one number (`t`, `u`, `v`, `Ng` and the low bits of the ids), in
+/// one order for single rays and packets, so that equal records give equal numbers.
+fn fold_record(t: f32, u: f32, v: f32, ng: [f32; 3], [geom, prim, inst]: [u32; 3]) -> f32 {
+    let ids = geom ^ prim.rotate_left(8) ^ inst.rotate_left(16);
+    t + u + v + ng[0] + ng[1] + ng[2] + (ids & 0xff) as f32
+}
+
+impl Embree {
+    /// `rtcIntersect1` on `ray`: the ray-hit record Embree filled in.
+    fn intersect1(&self, ray: &Ray) -> RtcRayHit {
+        let mut rh = RtcRayHit { ray: Self::ray(ray), hit: RtcHit { geom_id: INVALID_ID, ..RtcHit::default() } };
+        // SAFETY: `rh` is a 16-byte-aligned live local of the layout rtcore_ray.h gives (plus
+        // trailing room), and the scene is committed.
+        unsafe { (self.api.intersect1)(self.scene, &mut rh, std::ptr::null_mut()) };
+        rh
     }
 }
 
 impl Peer for Embree {
     const NAME: &'static str = "embree";
     fn closest(&self, ray: &Ray) -> Option<f32> {
-        let mut rh = RtcRayHit { ray: Self::ray(ray), hit: RtcHit { geom_id: INVALID_ID, ..RtcHit::default() } };
-        // SAFETY: `rh` is a 16-byte-aligned live local of the layout rtcore_ray.h gives (plus
-        // trailing room), and the scene is committed.
-        unsafe { (self.api.intersect1)(self.scene, &mut rh, std::ptr::null_mut()) };
+        let rh = self.intersect1(ray);
         (rh.hit.geom_id != INVALID_ID).then_some(rh.ray.tfar)
     }
     fn closest_record(&self, ray: &Ray) -> Option<f32> {
-        let mut rh = RtcRayHit { ray: Self::ray(ray), hit: RtcHit { geom_id: INVALID_ID, ..RtcHit::default() } };
-        // SAFETY: as in `closest`.
-        unsafe { (self.api.intersect1)(self.scene, &mut rh, std::ptr::null_mut()) };
+        let rh = self.intersect1(ray);
         let h = &rh.hit;
-        let ids = h.geom_id ^ h.prim_id.rotate_left(8) ^ h.inst_id[0].rotate_left(16);
-        (h.geom_id != INVALID_ID).then(|| rh.ray.tfar + h.u + h.v + h.ng[0] + h.ng[1] + h.ng[2] + (ids & 0xff) as f32)
+        (h.geom_id != INVALID_ID)
+            .then(|| fold_record(rh.ray.tfar, h.u, h.v, h.ng, [h.geom_id, h.prim_id, h.inst_id[0]]))
     }
     fn occluded(&self, ray: &Ray) -> bool {
         let mut r = Self::ray(ray);
-        // SAFETY: as in `closest`.
+        // SAFETY: `r` is a 16-byte-aligned live local of the layout rtcore_ray.h gives (plus
+        // trailing room), and the scene is committed.
         unsafe { (self.api.occluded1)(self.scene, &mut r, std::ptr::null_mut()) };
         r.tfar == f32::NEG_INFINITY
     }

@@ -37,6 +37,12 @@ fn hand_worked_hits_single_and_packets() {
     }
     assert_eq!(records[7], None);
     assert!(records.iter().filter(|r| r.is_some()).count() >= 3);
+    // The record carries more than `t`: two hits at the same `t` with the same `Ng`, whose
+    // `u + v` are 0.75 (first triangle, at (0.5, 0.25)) and 0.5 (second, at (-0.5, 0)), fold
+    // 0.25 apart, and the ids' low byte (255: no instance) is in both.
+    let at = |x: f32, y: f32| em.closest_record(&Ray::new(Vec3::new(x, y, 4.0), Vec3::new(0.0, 0.0, -2.0)));
+    let (a, b) = (at(0.5, 0.25).unwrap(), at(-0.5, 0.0).unwrap());
+    assert!((a - b - 0.25).abs() < 1e-3 && b > 255.0, "records {a} and {b}");
     let segs: Vec<Ray> = rays.iter().map(|r| Ray { t_max: 2.5, ..*r }).collect();
     let bits = em.occluded8(&segs[..5]);
     assert_eq!(bits, (0..5).fold(0, |m, k| m | (u32::from(em.occluded(&segs[k])) << k)));
