@@ -27,6 +27,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Rays or points per rayon task: large enough to amortise the task, small enough to balance.
+/// Every run of `CHUNK` is its own task (`with_max_len(1)`): rayon's default split leaves
+/// pieces of about a sixteenth of the input per thread, and one region of a ray set (camera
+/// rays through geometry rather than sky) can cost far more than the rest.
 const CHUNK: usize = 1024;
 /// Most threads a query may ask for.
 const MAX_THREADS: usize = 1024;
@@ -157,6 +160,7 @@ impl Cols {
             .zip(self.normal.par_chunks_mut(3 * CHUNK))
             .zip(pchunks.into_par_iter())
             .enumerate()
+            .with_max_len(1)
             .for_each(|(c, (((((t, g), p), uv), nrm), pt))| {
                 for k in 0..t.len() {
                     let row = Row {
@@ -427,7 +431,7 @@ impl Built {
         let out = py.detach(|| {
             on_pool(nthreads, || {
                 let mut out = vec![false; data.len() / w];
-                out.par_chunks_mut(CHUNK).zip(data.par_chunks(CHUNK * w)).for_each(|(o, d)| {
+                out.par_chunks_mut(CHUNK).zip(data.par_chunks(CHUNK * w)).with_max_len(1).for_each(|(o, d)| {
                     for (o, r) in o.iter_mut().zip(d.chunks_exact(w)) {
                         *o = self.scene.occluded(&ray_of(r, (tnear, tfar)));
                     }
@@ -465,7 +469,7 @@ impl Built {
         let out = py.detach(|| {
             on_pool(nthreads, || {
                 let mut out = vec![0u32; data.len() / w];
-                out.par_chunks_mut(CHUNK).zip(data.par_chunks(CHUNK * w)).for_each(|(o, d)| {
+                out.par_chunks_mut(CHUNK).zip(data.par_chunks(CHUNK * w)).with_max_len(1).for_each(|(o, d)| {
                     for (o, r) in o.iter_mut().zip(d.chunks_exact(w)) {
                         *o = self.scene.count_intersections(&ray_of(r, (0.0, f32::INFINITY)));
                     }
@@ -539,7 +543,7 @@ impl Built {
         let out = py.detach(|| {
             on_pool(nthreads, || {
                 let mut out = vec![0f32; p.len()];
-                out.par_chunks_mut(CHUNK).zip(p.par_chunks(CHUNK)).for_each(|(o, ps)| {
+                out.par_chunks_mut(CHUNK).zip(p.par_chunks(CHUNK)).with_max_len(1).for_each(|(o, ps)| {
                     for (o, &q) in o.iter_mut().zip(ps) {
                         *o = if signed { self.scene.signed_distance(q) } else { self.scene.distance(q) };
                     }

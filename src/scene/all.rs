@@ -22,7 +22,7 @@
 
 use super::best::MaskFilter;
 use super::kind::{KindBvh, LeafRay, Traceable};
-use super::query::{BATCH_CHUNK, Prepared, ScalarRay, WideTrees};
+use super::query::{BATCH_CHUNK, Prepared, ScalarRay, WideTrees, batch_tasks};
 use super::{Backend, Scene};
 use crate::bvh::traverse::{self, Closest, LeafAction, TraversalStack};
 use crate::bvh::{Node4, Node8, WideNode};
@@ -280,8 +280,7 @@ impl Scene {
     /// [`Scene::intersect_all_batch`] with a given backend.
     pub fn intersect_all_batch_with(&self, rays: &RaySoa, backend: Backend) -> HitLists {
         // Per chunk of rays: its hits, flat, and where each ray's hits end.
-        let per_chunk: Vec<(Vec<Hit>, Vec<usize>)> = (0..rays.len().div_ceil(BATCH_CHUNK))
-            .into_par_iter()
+        let per_chunk: Vec<(Vec<Hit>, Vec<usize>)> = batch_tasks((0..rays.len().div_ceil(BATCH_CHUNK)).into_par_iter())
             .map(|c| {
                 let end = ((c + 1) * BATCH_CHUNK).min(rays.len());
                 let (mut raw, mut hits, mut ends) = (Vec::new(), Vec::new(), Vec::with_capacity(end - c * BATCH_CHUNK));
@@ -354,7 +353,7 @@ impl Scene {
     /// If `out.len() != rays.len()`.
     pub fn count_intersections_batch_with(&self, rays: &RaySoa, out: &mut [u32], backend: Backend) {
         assert_eq!(out.len(), rays.len(), "count_intersections_batch: output length must equal the ray count");
-        out.par_chunks_mut(BATCH_CHUNK).enumerate().for_each(|(c, chunk)| {
+        batch_tasks(out.par_chunks_mut(BATCH_CHUNK).enumerate()).for_each(|(c, chunk)| {
             for (i, o) in chunk.iter_mut().enumerate() {
                 rays.prefetch_ahead(c * BATCH_CHUNK + i);
                 *o = self.count_intersections_with(&rays.ray(c * BATCH_CHUNK + i), backend);
@@ -410,7 +409,7 @@ impl Scene {
     /// If `out.len() != points.len()`.
     pub fn contains_batch_with(&self, points: &[Vec3], out: &mut [bool], backend: Backend) {
         assert_eq!(out.len(), points.len(), "contains_batch: output length must equal the point count");
-        out.par_chunks_mut(BATCH_CHUNK).zip(points.par_chunks(BATCH_CHUNK)).for_each(|(o, p)| {
+        batch_tasks(out.par_chunks_mut(BATCH_CHUNK).zip(points.par_chunks(BATCH_CHUNK))).for_each(|(o, p)| {
             for (o, p) in o.iter_mut().zip(p) {
                 *o = self.contains_with(*p, backend);
             }

@@ -15,6 +15,7 @@
 //! are not in a scene (see [`super::SceneBuilder::add_triangles`]) and are not considered.
 
 use super::kind::{KindBvh, Traceable};
+use super::query::{BATCH_CHUNK, batch_tasks};
 use super::{Backend, Scene};
 use crate::bvh::traverse::{self, PointLeafAction, TraversalStack};
 use crate::bvh::{Node4, Node8, WideBvh, WideNode};
@@ -206,9 +207,6 @@ fn squared_limit(max_distance: f32) -> Option<f32> {
     Some(x)
 }
 
-/// Points per rayon task in the batch queries.
-const BATCH_CHUNK: usize = 256;
-
 impl Scene {
     /// The closest surface point to `p` with the scene's default backend; `None` for an
     /// empty scene (no primitives or planes) or a non-finite `p`. Ties (equal squared
@@ -345,7 +343,7 @@ impl Scene {
     pub fn signed_distance_batch(&self, points: &[Vec3], out: &mut [f32]) {
         assert_eq!(out.len(), points.len(), "signed_distance_batch: output length must equal the point count");
         let backend = self.backend();
-        out.par_chunks_mut(BATCH_CHUNK).zip(points.par_chunks(BATCH_CHUNK)).for_each(|(o, ps)| {
+        batch_tasks(out.par_chunks_mut(BATCH_CHUNK).zip(points.par_chunks(BATCH_CHUNK))).for_each(|(o, ps)| {
             for (o, &p) in o.iter_mut().zip(ps) {
                 *o = self.signed_distance_with(p, backend);
             }
@@ -382,7 +380,7 @@ impl Scene {
 
     fn point_batch(&self, points: &[Vec3], out: &mut [ClosestPoint], backend: Backend, signed: bool) {
         assert_eq!(out.len(), points.len(), "closest_point_batch: output length must equal the point count");
-        out.par_chunks_mut(BATCH_CHUNK).zip(points.par_chunks(BATCH_CHUNK)).for_each(|(o, ps)| {
+        batch_tasks(out.par_chunks_mut(BATCH_CHUNK).zip(points.par_chunks(BATCH_CHUNK))).for_each(|(o, ps)| {
             for (o, &p) in o.iter_mut().zip(ps) {
                 *o = self.closest_point_with(p, backend).unwrap_or(ClosestPoint::MISS);
                 if signed {

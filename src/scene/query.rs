@@ -695,7 +695,7 @@ impl Scene {
         if out.len() != rays.len() {
             *out = HitSoa::with_len(rays.len());
         }
-        out.chunks_mut(BATCH_CHUNK).into_par_iter().for_each(|mut chunk| {
+        batch_tasks(out.chunks_mut(BATCH_CHUNK).into_par_iter()).for_each(|mut chunk| {
             for i in 0..chunk.len() {
                 rays.prefetch_ahead(chunk.start + i);
                 let ray = rays.ray(chunk.start + i);
@@ -718,7 +718,7 @@ impl Scene {
     /// [`Scene::occluded_batch`] with a given backend.
     pub fn occluded_batch_with(&self, rays: &RaySoa, out: &mut [bool], backend: Backend) {
         assert_eq!(out.len(), rays.len(), "occluded_batch: output length must equal the ray count");
-        out.par_chunks_mut(BATCH_CHUNK).enumerate().for_each(|(c, chunk)| {
+        batch_tasks(out.par_chunks_mut(BATCH_CHUNK).enumerate()).for_each(|(c, chunk)| {
             for (i, o) in chunk.iter_mut().enumerate() {
                 rays.prefetch_ahead(c * BATCH_CHUNK + i);
                 *o = self.occluded_with(&rays.ray(c * BATCH_CHUNK + i), backend);
@@ -733,7 +733,7 @@ impl Scene {
     pub fn line_of_sight(&self, from: &[Vec3], to: &[Vec3]) -> Vec<bool> {
         assert_eq!(from.len(), to.len(), "line_of_sight: from and to must have the same length");
         let mut out = vec![false; from.len()];
-        out.par_chunks_mut(BATCH_CHUNK).enumerate().for_each(|(c, chunk)| {
+        batch_tasks(out.par_chunks_mut(BATCH_CHUNK).enumerate()).for_each(|(c, chunk)| {
             for (i, o) in chunk.iter_mut().enumerate() {
                 let k = c * BATCH_CHUNK + i;
                 *o = !self.occluded(&Self::los_ray(from[k], to[k]));
@@ -774,7 +774,19 @@ impl<P: Traceable> WideTrees<crate::bvh::Node8> for KindBvh<P> {
 pub const LOS_EPS: f32 = 1e-5;
 
 pub(super) const PLANE_KIND: u8 = 3;
+/// Items (rays, points, sweeps) per rayon task of a batch query.
 pub(super) const BATCH_CHUNK: usize = 256;
+
+/// A batch query's runs of [`BATCH_CHUNK`] items, each run its own rayon task. Rayon's
+/// default split of an indexed iterator stops at pieces of about a sixteenth of the batch
+/// per thread, and the items of one region of a batch can cost far more than the rest
+/// (camera rays through sky and through geometry): two threads then waited on the slower
+/// piece (see ARCHITECTURE.md, "Performance notes"). Tasks of one run each let idle threads
+/// steal down to a run; the answers are the same for any thread count and split.
+#[inline]
+pub(super) fn batch_tasks<I: IndexedParallelIterator>(runs: I) -> rayon::iter::MaxLen<I> {
+    runs.with_max_len(1)
+}
 
 /// Caller-owned scratch for packet queries (the traversal stack, 8 KB on the heap). Keep one
 /// per thread and reuse it.
@@ -875,10 +887,25 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::same_octant;
+    use super::{batch_tasks, same_octant};
     use crate::lanes::{F32x8, Mask};
     use crate::ray::{Ray, RayPacket};
     use glam::Vec3;
+    use rayon::prelude::*;
+
+    /// Every run of a batch is a rayon task of its own, whatever the pool: a `fold` starts
+    /// one accumulator per task, so each must have seen exactly one run. (Rayon's default
+    /// split gives a one-thread pool a single task and a two-thread pool a few.)
+    #[test]
+    fn every_batch_run_is_its_own_task() {
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let per_task: Vec<usize> =
+                pool.install(|| batch_tasks((0..1000).into_par_iter()).fold(|| 0, |n, _| n + 1).collect());
+            assert_eq!(per_task.len(), 1000, "{threads} threads: {} tasks for 1000 runs", per_task.len());
+            assert!(per_task.iter().all(|&n| n == 1), "{threads} threads: a task took several runs");
+        }
+    }
 
     #[test]
     fn packets_of_one_octant_are_told_from_mixed_ones() {

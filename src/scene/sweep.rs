@@ -18,6 +18,7 @@
 //! [`crate::kernel::moving_sphere_aabb`], planes (two-sided) [`plane_time_of_impact`].
 
 use super::kind::{KindBvh, Traceable};
+use super::query::{BATCH_CHUNK, batch_tasks};
 use super::{Backend, Scene};
 use crate::bvh::traverse::{self, SweepLeafAction, SweptSphere, TraversalStack};
 use crate::bvh::{Node4, Node8, WideBvh, WideNode};
@@ -287,9 +288,6 @@ fn kind_wide<'a, L: Lanes, N: WideNode, P: Sweepable>(
     traverse::sweep_wide::<L, N>(tree, swept, &mut action, stack);
 }
 
-/// Sweeps per rayon task in the batch.
-const BATCH_CHUNK: usize = 256;
-
 impl Scene {
     /// The first contact of the sphere (`center`, `radius`) moving by `motion` (over `t ∈
     /// [0, 1]`) with the scene, default backend; `None` when it touches nothing, or for an
@@ -403,7 +401,7 @@ impl Scene {
     /// If `out.len() != sweeps.len()`.
     pub fn sweep_batch_with(&self, sweeps: &[SphereSweep], out: &mut [SweepHit], backend: Backend) {
         assert_eq!(out.len(), sweeps.len(), "sweep_batch: output length must equal the sweep count");
-        out.par_chunks_mut(BATCH_CHUNK).zip(sweeps.par_chunks(BATCH_CHUNK)).for_each(|(o, ss)| {
+        batch_tasks(out.par_chunks_mut(BATCH_CHUNK).zip(sweeps.par_chunks(BATCH_CHUNK))).for_each(|(o, ss)| {
             for (o, s) in o.iter_mut().zip(ss) {
                 *o = self.sweep_with(s, backend).unwrap_or(SweepHit::MISS);
             }

@@ -174,13 +174,14 @@ fn lanecast_batch(lc: &Lanecast, set: &str, rays: &RaySoa, hits: &mut HitSoa, oc
 }
 
 /// A peer's single-ray queries over the set, spread over the calling rayon pool in chunks of
-/// [`THREAD_CHUNK`] rays (as lanecast's batches are).
+/// [`THREAD_CHUNK`] rays, each chunk its own task (as lanecast's batches are).
 #[cfg(feature = "embree")]
 fn parallel<P: Peer + Sync>(p: &P, set: &str, rays: &RaySoa) -> usize {
     use rayon::prelude::*;
     let chunks = rays.len().div_ceil(THREAD_CHUNK);
     (0..chunks)
         .into_par_iter()
+        .with_max_len(1)
         .map(|c| run_range(p, set, rays, c * THREAD_CHUNK..((c + 1) * THREAD_CHUNK).min(rays.len())))
         .sum()
 }
