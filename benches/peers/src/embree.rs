@@ -117,6 +117,7 @@ const _: () = assert!(std::mem::offset_of!(RtcRayHit8, hit) == 12 * 32);
 /// The entry points used, resolved from the loaded library.
 struct Api {
     new_device: unsafe extern "C" fn(*const c_char) -> Device,
+    retain_device: unsafe extern "C" fn(Device),
     release_device: unsafe extern "C" fn(Device),
     get_device_error: unsafe extern "C" fn(Device) -> c_int,
     new_scene: unsafe extern "C" fn(Device) -> Scene,
@@ -141,6 +142,20 @@ struct Api {
 /// The library, loaded once.
 static API: std::sync::OnceLock<Result<Api, String>> = std::sync::OnceLock::new();
 
+/// A device handle that may sit in a static (Embree's device calls are thread-safe).
+#[derive(Clone, Copy)]
+struct SharedDevice(Device);
+// SAFETY: an Embree device may be used from any thread; the handle is only passed to Embree.
+unsafe impl Send for SharedDevice {}
+
+/// One device per build-thread count, made on first use and kept for the process (this list
+/// holds one reference to each; every [`Embree`] holds another). Two devices limited to one
+/// thread each, alive at once, keep a TBB worker thread spinning on `sched_yield` at 100 % of
+/// a core (measured here: 2.0 CPU seconds in every 2 idle seconds, until a device with two
+/// threads is made), which took the second vCPU from every benchmark that ran meanwhile.
+/// The default and the robust scenes differ only in scene flags, so they share a device.
+static DEVICES: std::sync::Mutex<Vec<(usize, SharedDevice)>> = std::sync::Mutex::new(Vec::new());
+
 impl Api {
     /// Loads the library named by `LANECAST_EMBREE_LIB`.
     fn load() -> Result<Api, String> {
@@ -159,6 +174,7 @@ impl Api {
         }
         Ok(Api {
             new_device: sym!("rtcNewDevice"),
+            retain_device: sym!("rtcRetainDevice"),
             release_device: sym!("rtcReleaseDevice"),
             get_device_error: sym!("rtcGetDeviceError"),
             new_scene: sym!("rtcNewScene"),
@@ -197,7 +213,8 @@ unsafe impl Sync for Embree {}
 
 impl Embree {
     /// Loads Embree and builds `mesh` with `threads` build threads (the device's `threads=`
-    /// setting), at the default (medium) quality.
+    /// setting), at the default (medium) quality. Scenes of the same thread count share one
+    /// device, made on first use and kept for the process.
     ///
     /// # Errors
     /// The library cannot be loaded, or Embree reports an error.
@@ -216,6 +233,35 @@ impl Embree {
         Self::build_with_flags(mesh, threads, SCENE_FLAG_ROBUST)
     }
 
+    /// The shared device with `threads` build threads (see [`DEVICES`]), with a reference
+    /// taken for the caller.
+    fn device(api: &Api, threads: usize) -> Result<Device, String> {
+        let mut devices = DEVICES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let device = match devices.iter().find(|(t, _)| *t == threads) {
+            Some(&(_, d)) => d.0,
+            None => {
+                let config = CString::new(format!("threads={threads}")).expect("no NUL");
+                // SAFETY: `config` is a NUL-terminated string that outlives the call.
+                let d = unsafe { (api.new_device)(config.as_ptr()) };
+                if d.is_null() {
+                    return Err("rtcNewDevice failed".into());
+                }
+                devices.push((threads, SharedDevice(d)));
+                d
+            }
+        };
+        // SAFETY: the device is live: the list above keeps a reference to it for the process.
+        unsafe { (api.retain_device)(device) };
+        Ok(device)
+    }
+
+    /// Whether `self` and `other` build on the same Embree device (true for scenes of the
+    /// same build-thread count: see [`Embree::build`]).
+    #[must_use]
+    pub fn shares_device_with(&self, other: &Embree) -> bool {
+        self.device == other.device
+    }
+
     /// Whether the scene was built with `RTC_SCENE_FLAG_ROBUST` (as Embree reports its flags).
     #[must_use]
     pub fn is_robust(&self) -> bool {
@@ -225,12 +271,8 @@ impl Embree {
 
     fn build_with_flags(mesh: &Mesh, threads: usize, flags: c_int) -> Result<Embree, String> {
         let api = API.get_or_init(Api::load).as_ref().map_err(Clone::clone)?;
-        let config = CString::new(format!("threads={threads}")).expect("no NUL");
-        // SAFETY: `config` is a NUL-terminated string that outlives the call.
-        let device = unsafe { (api.new_device)(config.as_ptr()) };
-        if device.is_null() {
-            return Err("rtcNewDevice failed".into());
-        }
+        let device = Self::device(api, threads)?;
+        // From here `e` owns a reference to the device (released in its `drop`).
         let mut e = Embree { api, device, scene: std::ptr::null_mut(), flags };
         let scene = {
             let built = e.commit(mesh)?;

@@ -84,3 +84,21 @@ fn the_robust_scene_is_flagged_robust_and_answers_alike() {
         assert_eq!(plain.closest(&r), Some(2.0), "default at ({x}, {y})");
     }
 }
+
+/// Scenes of one build-thread count share one Embree device (two one-thread devices alive at
+/// once keep a TBB worker spinning on a core: see `Embree::build`), and dropping a scene
+/// leaves the shared device usable.
+#[test]
+#[ignore = "needs Embree: LANECAST_EMBREE_LIB (benches/peers/with-embree.sh)"]
+fn scenes_of_one_thread_count_share_a_device() {
+    let (plain, robust) = (Embree::build(&quad(), 1).unwrap(), Embree::build_robust(&quad(), 1).unwrap());
+    let two = Embree::build(&quad(), 2).unwrap();
+    assert!(plain.shares_device_with(&robust));
+    assert!(!plain.shares_device_with(&two));
+    drop((plain, two));
+    let again = Embree::build(&quad(), 1).unwrap();
+    assert!(again.shares_device_with(&robust));
+    let r = Ray::new(Vec3::new(0.5, 0.25, 4.0), Vec3::new(0.0, 0.0, -2.0));
+    assert_eq!(again.closest(&r), Some(2.0));
+    assert_eq!(robust.closest(&r), Some(2.0));
+}
