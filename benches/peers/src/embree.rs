@@ -117,7 +117,6 @@ const _: () = assert!(std::mem::offset_of!(RtcRayHit8, hit) == 12 * 32);
 /// The entry points used, resolved from the loaded library.
 struct Api {
     new_device: unsafe extern "C" fn(*const c_char) -> Device,
-    retain_device: unsafe extern "C" fn(Device),
     release_device: unsafe extern "C" fn(Device),
     get_device_error: unsafe extern "C" fn(Device) -> c_int,
     new_scene: unsafe extern "C" fn(Device) -> Scene,
@@ -148,13 +147,15 @@ struct SharedDevice(Device);
 // SAFETY: an Embree device may be used from any thread; the handle is only passed to Embree.
 unsafe impl Send for SharedDevice {}
 
-/// One device per build-thread count, made on first use and kept for the process (this list
-/// holds one reference to each; every [`Embree`] holds another). Two devices limited to one
-/// thread each, alive at once, keep a TBB worker thread spinning on `sched_yield` at 100 % of
-/// a core (measured here: 2.0 CPU seconds in every 2 idle seconds, until a device with two
-/// threads is made), which took the second vCPU from every benchmark that ran meanwhile.
-/// The default and the robust scenes differ only in scene flags, so they share a device.
-static DEVICES: std::sync::Mutex<Vec<(usize, SharedDevice)>> = std::sync::Mutex::new(Vec::new());
+/// The live devices, one per build-thread count, with how many [`Embree`] values use each: a
+/// device is made when the first one needs it and released with the last. Two devices limited
+/// to one thread each, alive at once, keep a TBB worker thread spinning on `sched_yield` at
+/// 100 % of a core (measured here: 2.0 CPU seconds in every 2 idle seconds, until a device
+/// with two threads is made), which took the second vCPU from every benchmark that ran
+/// meanwhile. The default and the robust scenes differ only in scene flags, so they share a
+/// device. A device is not kept past its last user: while a two-thread device lives, a
+/// one-thread device's builds run on two threads.
+static DEVICES: std::sync::Mutex<Vec<(usize, SharedDevice, usize)>> = std::sync::Mutex::new(Vec::new());
 
 impl Api {
     /// Loads the library named by `LANECAST_EMBREE_LIB`.
@@ -174,7 +175,6 @@ impl Api {
         }
         Ok(Api {
             new_device: sym!("rtcNewDevice"),
-            retain_device: sym!("rtcRetainDevice"),
             release_device: sym!("rtcReleaseDevice"),
             get_device_error: sym!("rtcGetDeviceError"),
             new_scene: sym!("rtcNewScene"),
@@ -213,8 +213,8 @@ unsafe impl Sync for Embree {}
 
 impl Embree {
     /// Loads Embree and builds `mesh` with `threads` build threads (the device's `threads=`
-    /// setting), at the default (medium) quality. Scenes of the same thread count share one
-    /// device, made on first use and kept for the process.
+    /// setting), at the default (medium) quality. Values of the same thread count alive at
+    /// once share one device.
     ///
     /// # Errors
     /// The library cannot be loaded, or Embree reports an error.
@@ -233,26 +233,45 @@ impl Embree {
         Self::build_with_flags(mesh, threads, SCENE_FLAG_ROBUST)
     }
 
-    /// The shared device with `threads` build threads (see [`DEVICES`]), with a reference
-    /// taken for the caller.
+    /// The shared device with `threads` build threads (see [`DEVICES`]), counted as used by
+    /// one more [`Embree`] (whose `drop` gives it back through [`Embree::release_device`]).
     fn device(api: &Api, threads: usize) -> Result<Device, String> {
         let mut devices = DEVICES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let device = match devices.iter().find(|(t, _)| *t == threads) {
-            Some(&(_, d)) => d.0,
-            None => {
-                let config = CString::new(format!("threads={threads}")).expect("no NUL");
-                // SAFETY: `config` is a NUL-terminated string that outlives the call.
-                let d = unsafe { (api.new_device)(config.as_ptr()) };
-                if d.is_null() {
-                    return Err("rtcNewDevice failed".into());
-                }
-                devices.push((threads, SharedDevice(d)));
-                d
-            }
+        if let Some(entry) = devices.iter_mut().find(|e| e.0 == threads) {
+            entry.2 += 1;
+            return Ok(entry.1.0);
+        }
+        let config = CString::new(format!("threads={threads}")).expect("no NUL");
+        // SAFETY: `config` is a NUL-terminated string that outlives the call.
+        let d = unsafe { (api.new_device)(config.as_ptr()) };
+        if d.is_null() {
+            return Err("rtcNewDevice failed".into());
+        }
+        devices.push((threads, SharedDevice(d), 1));
+        Ok(d)
+    }
+
+    /// One user of this value's device fewer; the last releases it.
+    fn release_device(&self) {
+        let mut devices = DEVICES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(at) = devices.iter().position(|e| e.1.0 == self.device) else {
+            return;
         };
-        // SAFETY: the device is live: the list above keeps a reference to it for the process.
-        unsafe { (api.retain_device)(device) };
-        Ok(device)
+        devices[at].2 -= 1;
+        if devices[at].2 == 0 {
+            devices.swap_remove(at);
+            // SAFETY: the device is live (its last user is being dropped), and no scene of it
+            // is left: each user released its own scene before this call.
+            unsafe { (self.api.release_device)(self.device) };
+        }
+    }
+
+    /// How many values use the live device with `threads` build threads; `None` when no such
+    /// device is alive.
+    #[must_use]
+    pub fn device_users(threads: usize) -> Option<usize> {
+        let devices = DEVICES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        devices.iter().find(|e| e.0 == threads).map(|e| e.2)
     }
 
     /// Whether `self` and `other` build on the same Embree device (true for scenes of the
@@ -441,12 +460,10 @@ impl Drop for Built<'_> {
 
 impl Drop for Embree {
     fn drop(&mut self) {
-        // SAFETY: the handles are live and released once, the scene before its device.
-        unsafe {
-            if !self.scene.is_null() {
-                (self.api.release_scene)(self.scene);
-            }
-            (self.api.release_device)(self.device);
+        if !self.scene.is_null() {
+            // SAFETY: the scene handle is live and released once, before its device.
+            unsafe { (self.api.release_scene)(self.scene) };
         }
+        self.release_device();
     }
 }

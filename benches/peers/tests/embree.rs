@@ -86,8 +86,9 @@ fn the_robust_scene_is_flagged_robust_and_answers_alike() {
 }
 
 /// Scenes of one build-thread count share one Embree device (two one-thread devices alive at
-/// once keep a TBB worker spinning on a core: see `Embree::build`), and dropping a scene
-/// leaves the shared device usable.
+/// once keep a TBB worker spinning on a core: see `Embree::build`), dropping a scene leaves
+/// the shared device usable, and the last user releases it (a two-thread device left alive
+/// would make later one-thread builds use two threads). Thread count 3 is this test's alone.
 #[test]
 #[ignore = "needs Embree: LANECAST_EMBREE_LIB (benches/peers/with-embree.sh)"]
 fn scenes_of_one_thread_count_share_a_device() {
@@ -101,4 +102,11 @@ fn scenes_of_one_thread_count_share_a_device() {
     let r = Ray::new(Vec3::new(0.5, 0.25, 4.0), Vec3::new(0.0, 0.0, -2.0));
     assert_eq!(again.closest(&r), Some(2.0));
     assert_eq!(robust.closest(&r), Some(2.0));
+    let (a, b) = (Embree::build(&quad(), 3).unwrap(), Embree::build_robust(&quad(), 3).unwrap());
+    assert!(a.shares_device_with(&b));
+    assert_eq!(Embree::device_users(3), Some(2));
+    drop(a);
+    assert_eq!(Embree::device_users(3), Some(1));
+    drop(b);
+    assert_eq!(Embree::device_users(3), None, "the last user releases the device");
 }
