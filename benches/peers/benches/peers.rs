@@ -16,7 +16,10 @@
 //! rays, both modes; every field of every closest hit is read on both sides, as in the
 //! single-ray groups); and the build groups time Embree's build (`rtcCommitScene` at the
 //! default medium quality, device `threads=1` and `threads=2`) beside lanecast's at 1 and 2
-//! rayon threads. Groups `peers_<scene>_<set>_threads`
+//! rayon threads. The build groups run after every scene's query groups, and the two-thread
+//! builds after all one-thread ones (Embree's TBB otherwise leaves a worker spinning on the
+//! second core, or runs a one-thread device's builds on two threads: see `Embree::build`).
+//! Groups `peers_<scene>_<set>_threads`
 //! time lanecast's batch queries and Embree's single rays on one and two rayon threads, and the
 //! set-up records the memory each keeps (lanecast's own accounting; Embree's resident memory
 //! per committed scene).
@@ -56,7 +59,7 @@ use lanecast::{F32x8, HitPacket, Mask};
 use lanecast::{RaySoa, workload};
 #[cfg(feature = "embree")]
 use lanecast_peers::Embree;
-use lanecast_peers::{BvhCrate, Lanecast, Mesh, Obvhs, Parry, Peer, TriTest};
+use lanecast_peers::{BvhCrate, BvhTri, Lanecast, Mesh, Obvhs, Parry, Peer, TriTest};
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::Path;
@@ -286,7 +289,7 @@ fn bench_scene(
     cam: &Camera,
     checks: &mut Vec<Check>,
     memory: &mut Vec<Memory>,
-) -> usize {
+) -> (usize, Builds) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(file);
     let mesh = Mesh::load(&path);
     eprintln!(
@@ -442,34 +445,74 @@ fn bench_scene(
     }
     drop(sets);
 
-    let gname = format!("peers_build_{name}");
+    let builds = Builds {
+        name,
+        lb: Lanecast::builder(&mesh),
+        obvhs_tris,
+        pv,
+        pi,
+        bvh_shapes,
+        #[cfg(feature = "embree")]
+        em,
+        mesh,
+    };
+    (builds.mesh.len(), builds)
+}
+
+/// What a scene's build groups need, kept until every scene's query groups have run.
+struct Builds {
+    name: &'static str,
+    mesh: Mesh,
+    lb: lanecast::SceneBuilder,
+    obvhs_tris: Vec<obvhs::triangle::Triangle>,
+    pv: Vec<parry3d::math::Vector>,
+    pi: Vec<[u32; 3]>,
+    bvh_shapes: Vec<BvhTri>,
+    #[cfg(feature = "embree")]
+    em: Embree,
+}
+
+/// The one-thread builds of a scene: group `peers_build_<scene>`.
+fn bench_builds(c: &mut Criterion, pool: &rayon::ThreadPool, b: &Builds) {
+    let gname = format!("peers_build_{}", b.name);
     let mut g = c.benchmark_group(&gname);
-    g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(mesh.len() as u64));
-    let lb = Lanecast::builder(&mesh);
-    g.bench_function("lanecast", |b| {
-        timed_build(b, &gname, "lanecast", || lb.clone(), |x| pool.install(|| x.build().unwrap()))
+    g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(b.mesh.len() as u64));
+    g.bench_function("lanecast", |bn| {
+        timed_build(bn, &gname, "lanecast", || b.lb.clone(), |x| pool.install(|| x.build().unwrap()))
     });
-    g.bench_function("obvhs", |b| timed_build(b, &gname, "obvhs", || (), |_| Obvhs::build(&obvhs_tris)));
-    g.bench_function("parry3d", |b| {
-        timed_build(b, &gname, "parry3d", || (pv.clone(), pi.clone()), |(v, i)| Parry::build(v, i))
+    g.bench_function("obvhs", |bn| timed_build(bn, &gname, "obvhs", || (), |_| Obvhs::build(&b.obvhs_tris)));
+    g.bench_function("parry3d", |bn| {
+        timed_build(bn, &gname, "parry3d", || (b.pv.clone(), b.pi.clone()), |(v, i)| Parry::build(v, i))
     });
-    g.bench_function("bvh", |b| {
-        timed_build(b, &gname, "bvh", || bvh_shapes.clone(), |s| BvhCrate::build(s, TriTest::default()))
+    g.bench_function("bvh", |bn| {
+        timed_build(bn, &gname, "bvh", || b.bvh_shapes.clone(), |s| BvhCrate::build(s, TriTest::default()))
     });
     #[cfg(feature = "embree")]
-    {
-        g.bench_function("embree", |b| timed_build(b, &gname, "embree", || (), |_| em.commit(&mesh).expect("builds")));
-        let pool2 = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a two-thread pool");
-        g.bench_function("lanecast_2t", |b| {
-            timed_build(b, &gname, "lanecast_2t", || lb.clone(), |x| pool2.install(|| x.build().unwrap()))
-        });
-        let em2 = Embree::build(&mesh, 2).unwrap_or_else(|e| panic!("Embree: {e}"));
-        g.bench_function("embree_2t", |b| {
-            timed_build(b, &gname, "embree_2t", || (), |_| em2.commit(&mesh).expect("builds"))
-        });
-    }
+    g.bench_function("embree", |bn| {
+        timed_build(bn, &gname, "embree", || (), |_| b.em.commit(&b.mesh).expect("builds"))
+    });
     g.finish();
-    mesh.len()
+}
+
+/// The two-thread builds of a scene (with the feature `embree`), in the same group name as
+/// its one-thread builds. They run after every one-thread build: once Embree has made a
+/// two-thread device, a later build on a one-thread device leaves a TBB worker spinning on a
+/// core (see `Embree::build`), and while a two-thread device lives, one-thread builds run on
+/// two threads; so the two-thread devices come last and no one-thread build follows them.
+#[cfg(feature = "embree")]
+fn bench_builds_2t(c: &mut Criterion, b: &Builds) {
+    let gname = format!("peers_build_{}", b.name);
+    let mut g = c.benchmark_group(&gname);
+    g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(b.mesh.len() as u64));
+    let pool2 = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a two-thread pool");
+    g.bench_function("lanecast_2t", |bn| {
+        timed_build(bn, &gname, "lanecast_2t", || b.lb.clone(), |x| pool2.install(|| x.build().unwrap()))
+    });
+    let em2 = Embree::build(&b.mesh, 2).unwrap_or_else(|e| panic!("Embree: {e}"));
+    g.bench_function("embree_2t", |bn| {
+        timed_build(bn, &gname, "embree_2t", || (), |_| em2.commit(&b.mesh).expect("builds"))
+    });
+    g.finish();
 }
 
 /// Whether a group's row has any figure (`NaN` marks a function that did not run): groups a
@@ -607,10 +650,22 @@ fn main() {
     let pool = one_thread();
     let mut checks = Vec::new();
     let mut memory = Vec::new();
-    let done: Vec<(&str, usize)> = scenes()
+    let (done, builds): (Vec<(&str, usize)>, Vec<Builds>) = scenes()
         .iter()
-        .map(|(name, file, cam)| (*name, bench_scene(&mut c, &pool, name, file, cam, &mut checks, &mut memory)))
-        .collect();
+        .map(|(name, file, cam)| {
+            let (n, b) = bench_scene(&mut c, &pool, name, file, cam, &mut checks, &mut memory);
+            ((*name, n), b)
+        })
+        .unzip();
+    // Builds after every scene's queries, and the two-thread builds last (see
+    // `bench_builds_2t`).
+    for b in &builds {
+        bench_builds(&mut c, &pool, b);
+    }
+    #[cfg(feature = "embree")]
+    for b in &builds {
+        bench_builds_2t(&mut c, b);
+    }
     c.final_summary();
     print_table(&done, &checks, &memory);
 }
