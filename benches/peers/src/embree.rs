@@ -141,9 +141,12 @@ struct Api {
 /// The library, loaded once.
 static API: std::sync::OnceLock<Result<Api, String>> = std::sync::OnceLock::new();
 
-/// A device handle that may sit in a static (Embree's device calls are thread-safe).
-#[derive(Clone, Copy)]
-struct SharedDevice(Device);
+/// A live device of [`DEVICES`]: its build-thread count and how many [`Embree`] values use it.
+struct SharedDevice {
+    threads: usize,
+    device: Device,
+    users: usize,
+}
 // SAFETY: an Embree device may be used from any thread; the handle is only passed to Embree.
 unsafe impl Send for SharedDevice {}
 
@@ -155,7 +158,7 @@ unsafe impl Send for SharedDevice {}
 /// meanwhile. The default and the robust scenes differ only in scene flags, so they share a
 /// device. A device is not kept past its last user: while a two-thread device lives, a
 /// one-thread device's builds run on two threads.
-static DEVICES: std::sync::Mutex<Vec<(usize, SharedDevice, usize)>> = std::sync::Mutex::new(Vec::new());
+static DEVICES: std::sync::Mutex<Vec<SharedDevice>> = std::sync::Mutex::new(Vec::new());
 
 impl Api {
     /// Loads the library named by `LANECAST_EMBREE_LIB`.
@@ -237,9 +240,9 @@ impl Embree {
     /// one more [`Embree`] (whose `drop` gives it back through [`Embree::release_device`]).
     fn device(api: &Api, threads: usize) -> Result<Device, String> {
         let mut devices = DEVICES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(entry) = devices.iter_mut().find(|e| e.0 == threads) {
-            entry.2 += 1;
-            return Ok(entry.1.0);
+        if let Some(d) = devices.iter_mut().find(|d| d.threads == threads) {
+            d.users += 1;
+            return Ok(d.device);
         }
         let config = CString::new(format!("threads={threads}")).expect("no NUL");
         // SAFETY: `config` is a NUL-terminated string that outlives the call.
@@ -247,18 +250,18 @@ impl Embree {
         if d.is_null() {
             return Err("rtcNewDevice failed".into());
         }
-        devices.push((threads, SharedDevice(d), 1));
+        devices.push(SharedDevice { threads, device: d, users: 1 });
         Ok(d)
     }
 
     /// One user of this value's device fewer; the last releases it.
     fn release_device(&self) {
         let mut devices = DEVICES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(at) = devices.iter().position(|e| e.1.0 == self.device) else {
+        let Some(at) = devices.iter().position(|d| d.device == self.device) else {
             return;
         };
-        devices[at].2 -= 1;
-        if devices[at].2 == 0 {
+        devices[at].users -= 1;
+        if devices[at].users == 0 {
             devices.swap_remove(at);
             // SAFETY: the device is live (its last user is being dropped), and no scene of it
             // is left: each user released its own scene before this call.
@@ -271,7 +274,7 @@ impl Embree {
     #[must_use]
     pub fn device_users(threads: usize) -> Option<usize> {
         let devices = DEVICES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        devices.iter().find(|e| e.0 == threads).map(|e| e.2)
+        devices.iter().find(|d| d.threads == threads).map(|d| d.users)
     }
 
     /// Whether `self` and `other` build on the same Embree device (true for scenes of the
@@ -291,7 +294,7 @@ impl Embree {
     fn build_with_flags(mesh: &Mesh, threads: usize, flags: c_int) -> Result<Embree, String> {
         let api = API.get_or_init(Api::load).as_ref().map_err(Clone::clone)?;
         let device = Self::device(api, threads)?;
-        // From here `e` owns a reference to the device (released in its `drop`).
+        // From here `e` counts as a user of the device (given back in its `drop`).
         let mut e = Embree { api, device, scene: std::ptr::null_mut(), flags };
         let scene = {
             let built = e.commit(mesh)?;
