@@ -239,7 +239,7 @@ impl Lanes for f32 {
     }
     #[inline(always)]
     fn mul_add(self, b: Self, c: Self) -> Self {
-        self * b + c
+        mul_add_as_lanes(self, b, c)
     }
     #[inline(always)]
     fn xor_sign(self, s: Self) -> Self {
@@ -489,6 +489,19 @@ pub type F32x8 = f32x8;
 /// 16 lanes of f32 (`wide::f32x16`): one `zmm` register with AVX-512, two 8-lane halves
 /// without.
 pub type F32x16 = f32x16;
+
+/// Whether the lane types' `mul_add` is fused on this build: on x86 where the build enables
+/// FMA, and on aarch64 with NEON (`wide`'s rule; without either it multiplies, then adds).
+pub const FUSED_MUL_ADD: bool =
+    cfg!(any(target_feature = "fma", all(target_arch = "aarch64", target_feature = "neon")));
+
+/// `a * b + c` on one `f32`, fused exactly where the lane types fuse theirs
+/// ([`FUSED_MUL_ADD`]), so that a scalar twin written with it computes its lanes twin's bits.
+/// The `f32` implementation of [`Lanes::mul_add`] is this function.
+#[inline(always)]
+pub fn mul_add_as_lanes(a: f32, b: f32, c: f32) -> f32 {
+    if FUSED_MUL_ADD { a.mul_add(b, c) } else { a * b + c }
+}
 
 /// The instruction set the lanes were compiled for, e.g. `"avx2+fma"`, `"avx"`, `"sse4.1"`,
 /// `"sse2"`, or `"portable"` on non-x86 targets.

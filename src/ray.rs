@@ -391,7 +391,9 @@ impl RaySoa {
             col.resize(p, pad);
         }
         if !self.masks.is_empty() {
-            self.masks.resize(n, ALL_BITS);
+            // Padded like the columns, so that a packet copies its lanes' masks at once.
+            self.masks.truncate(self.len);
+            self.masks.resize(p, ALL_BITS);
         }
         self.len = n;
     }
@@ -462,7 +464,7 @@ impl RaySoa {
             if mask == ALL_BITS {
                 return;
             }
-            self.masks = vec![ALL_BITS; self.len];
+            self.masks = vec![ALL_BITS; padded_len(self.len)];
         }
         self.masks[i] = mask;
     }
@@ -562,9 +564,9 @@ impl RaySoa {
             wanted,
         );
         if !self.masks.is_empty() {
-            for (k, m) in p.mask.as_mut().iter_mut().enumerate().take(live.min(L::N)) {
-                *m = self.masks[i + k];
-            }
+            // The masks are padded like the columns (`resize`, `set_mask`), and the padding
+            // lanes are not requested, so `N` masks from `i` are all readable.
+            p.mask.as_mut().copy_from_slice(&self.masks[i..i + L::N]);
         }
         p
     }

@@ -957,8 +957,9 @@ fn intervals() -> [(f32, f32); 5] {
     [(0.0, f32::INFINITY), (0.0, 1.0), (-1.0, 0.5), (1.0, 1.0), (2.0, 1.0)]
 }
 
-#[test]
-fn ray_sphere_edges() {
+/// Tangent, inside, on-surface, far, tiny, degenerate and invalid spheres against rays along
+/// the axes, over the intervals of [`intervals`].
+fn ray_sphere_edge_cases() -> Vec<RaySphereCase<1>> {
     let spheres = [
         Sphere::new(Vec3::ZERO, 1.0),
         Sphere::new(Vec3::new(1e8, 0.0, 0.0), 1e7),
@@ -990,6 +991,58 @@ fn ray_sphere_edges() {
             }
         }
     }
+    cases
+}
+
+/// The ray–sphere intersection's lanes twins give the scalar reference's answer bit for bit
+/// (README, "Tolerance"): both compute the same operations in the same order, fused exactly
+/// where the lanes are (`lanes::mul_add_as_lanes`), on every build. Checked on every width and
+/// orientation over random cases, the edge table and special values in every input.
+#[test]
+fn ray_sphere_intersect_twins_equal_bit_for_bit() {
+    let mut rng = Rng::new(0x5_9e7e);
+    let mut cases: Vec<RaySphereCase<1>> = (0..n_random() / 4).map(|_| RaySphereCase::<1>::random(&mut rng)).collect();
+    cases.extend(ray_sphere_edge_cases());
+    for _ in 0..n_special_base() {
+        let base = RaySphereCase::<1>::random(&mut rng).numbers();
+        for i in 0..base.len() {
+            for v in SPECIALS {
+                let mut n = base.clone();
+                n[i] = v;
+                cases.push(RaySphereCase::<1>::from_numbers(&n));
+            }
+        }
+    }
+    fn exact<L: Lanes>(cases: &[RaySphereCase<1>], orient: Orient) -> usize {
+        let mut hits = 0;
+        for chunk in cases.chunks(L::N) {
+            let mut chunk = chunk.to_vec();
+            let first = chunk[0];
+            for c in chunk.iter_mut().filter(|_| orient != Orient::Pairs) {
+                c.share(&first, orient);
+            }
+            for (c, got) in chunk.iter().zip(RaySphereCase::<1>::lanes::<L>(&chunk, orient)) {
+                let want = c.scalar();
+                assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "[{} {orient:?}] {c:?}", L::NAME);
+                hits += usize::from(want.is_some());
+            }
+        }
+        hits
+    }
+    for &orient in RaySphereCase::<1>::ORIENTS {
+        let hits = [
+            exact::<f32>(&cases, orient),
+            exact::<lanecast::F32x4>(&cases, orient),
+            exact::<lanecast::F32x8>(&cases, orient),
+            exact::<lanecast::F32x16>(&cases, orient),
+        ];
+        assert!(hits.iter().all(|&h| h > cases.len() / 50), "{orient:?}: too few hits {hits:?} for a strong test");
+    }
+}
+
+#[test]
+fn ray_sphere_edges() {
+    let cases = ray_sphere_edge_cases();
     compare_all("ray_sphere::intersect edges", &cases, None);
     smoke_all(&scaled(&cases, 1e12));
     smoke_all(&scaled(&cases, 1e-12));
