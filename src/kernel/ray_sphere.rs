@@ -101,9 +101,9 @@ pub(crate) fn first_root<L: Lanes>(o: Vec3x<L>, d: Vec3x<L>, center: Vec3x<L>, r
     let zero = L::splat(0.0);
     let m = o - center;
     let r2 = radius * radius;
-    // Fused where the target has FMA (the crate's tolerance allows it), in glam's order, so
-    // that a target without FMA computes the scalar twin's values bit for bit: nine
-    // operations fewer per block. `a` stays unfused: the packet's validity test computes it.
+    // Fused where the lanes have FMA, in glam's order: ten operations fewer per block. The
+    // scalar twin computes the same operations (`vec3x::fused`), so both give the same bits
+    // on every build. `a` stays unfused: the packet's validity test computes it.
     let c = m.dot_fused(m) - r2;
     let b = m.dot_fused(d);
     let a = d.dot(d);
