@@ -525,6 +525,27 @@ pub fn instruction_set() -> &'static str {
 mod tests {
     use super::*;
 
+    /// `mul_add_as_lanes` (and the `f32` lanes) fuse exactly when every lane type does, and
+    /// `FUSED_MUL_ADD` says which: `(1 + e)² − (1 + 2e)` is `e²` fused and 0 unfused (the
+    /// product rounds to `1 + 2e`).
+    #[test]
+    fn scalar_mul_add_fuses_exactly_where_the_lanes_do() {
+        let e = 2f32.powi(-12);
+        let (a, b, c) = (1.0 + e, 1.0 + e, -(1.0 + 2.0 * e));
+        assert_eq!((a * b + c).to_bits(), 0f32.to_bits(), "the unfused value");
+        let want = if FUSED_MUL_ADD { e * e } else { 0.0 };
+        assert_eq!(mul_add_as_lanes(a, b, c).to_bits(), want.to_bits());
+        assert_eq!(Lanes::mul_add(a, b, c).to_bits(), want.to_bits());
+        fn lanes<L: Lanes>(a: f32, b: f32, c: f32) -> f32 {
+            L::splat(a).mul_add(L::splat(b), L::splat(c)).lane(L::N - 1)
+        }
+        for (name, got) in
+            [("x4", lanes::<F32x4>(a, b, c)), ("x8", lanes::<F32x8>(a, b, c)), ("x16", lanes::<F32x16>(a, b, c))]
+        {
+            assert_eq!(got.to_bits(), want.to_bits(), "{name}: FUSED_MUL_ADD is {FUSED_MUL_ADD}");
+        }
+    }
+
     /// `lanes_mut` is the `N` lanes in place: a write to one lane changes that lane only.
     fn check_lanes_mut<L: Lanes>() {
         let src: Vec<f32> = (0..L::N).map(|i| i as f32).collect();
