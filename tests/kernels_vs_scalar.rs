@@ -994,12 +994,13 @@ fn ray_sphere_edge_cases() -> Vec<RaySphereCase<1>> {
     cases
 }
 
-/// The ray–sphere intersection's lanes twins give the scalar reference's answer bit for bit
-/// (README, "Tolerance"): both compute the same operations in the same order, fused exactly
-/// where the lanes are (`lanes::mul_add_as_lanes`), on every build. Checked on every width and
-/// orientation over random cases, the edge table and special values in every input.
+/// The ray–sphere kernels' lanes twins (`test` and `intersect`) give the scalar reference's
+/// answer bit for bit (README, "Tolerance"): both compute the same operations in the same
+/// order, fused exactly where the lanes are (`lanes::mul_add_as_lanes`), on every build.
+/// Checked on every width and orientation over random cases, the edge table and special
+/// values in every input.
 #[test]
-fn ray_sphere_intersect_twins_equal_bit_for_bit() {
+fn ray_sphere_twins_equal_bit_for_bit() {
     let mut rng = Rng::new(0x5_9e7e);
     let mut cases: Vec<RaySphereCase<1>> = (0..n_random() / 4).map(|_| RaySphereCase::<1>::random(&mut rng)).collect();
     cases.extend(ray_sphere_edge_cases());
@@ -1013,7 +1014,8 @@ fn ray_sphere_intersect_twins_equal_bit_for_bit() {
             }
         }
     }
-    fn exact<L: Lanes>(cases: &[RaySphereCase<1>], orient: Orient) -> usize {
+    /// Hits of `cases` on width `L`, each lane's answer asserted equal to the reference's.
+    fn exact<C: Case, L: Lanes>(cases: &[C], orient: Orient, key: fn(&C::Out) -> Option<u32>) -> usize {
         let mut hits = 0;
         for chunk in cases.chunks(L::N) {
             let mut chunk = chunk.to_vec();
@@ -1021,23 +1023,28 @@ fn ray_sphere_intersect_twins_equal_bit_for_bit() {
             for c in chunk.iter_mut().filter(|_| orient != Orient::Pairs) {
                 c.share(&first, orient);
             }
-            for (c, got) in chunk.iter().zip(RaySphereCase::<1>::lanes::<L>(&chunk, orient)) {
+            for (c, got) in chunk.iter().zip(C::lanes::<L>(&chunk, orient)) {
                 let want = c.scalar();
-                assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "[{} {orient:?}] {c:?}", L::NAME);
-                hits += usize::from(want.is_some());
+                assert_eq!(key(&got), key(&want), "[{} {orient:?}] {c:?}", L::NAME);
+                hits += usize::from(key(&want).is_some());
             }
         }
         hits
     }
-    for &orient in RaySphereCase::<1>::ORIENTS {
-        let hits = [
-            exact::<f32>(&cases, orient),
-            exact::<lanecast::F32x4>(&cases, orient),
-            exact::<lanecast::F32x8>(&cases, orient),
-            exact::<lanecast::F32x16>(&cases, orient),
-        ];
-        assert!(hits.iter().all(|&h| h > cases.len() / 50), "{orient:?}: too few hits {hits:?} for a strong test");
+    fn all_widths<C: Case>(cases: &[C], key: fn(&C::Out) -> Option<u32>) {
+        for &orient in C::ORIENTS {
+            let hits = [
+                exact::<C, f32>(cases, orient, key),
+                exact::<C, lanecast::F32x4>(cases, orient, key),
+                exact::<C, lanecast::F32x8>(cases, orient, key),
+                exact::<C, lanecast::F32x16>(cases, orient, key),
+            ];
+            assert!(hits.iter().all(|&h| h > cases.len() / 50), "{orient:?}: too few hits {hits:?} for a strong test");
+        }
     }
+    all_widths(&cases, |t: &Option<f32>| t.map(f32::to_bits));
+    let as_test: Vec<RaySphereCase<0>> = cases.iter().map(|c| RaySphereCase { ray: c.ray, s: c.s }).collect();
+    all_widths(&as_test, |&hit: &bool| hit.then_some(1));
 }
 
 #[test]

@@ -21,13 +21,16 @@ pub fn test_scalar(ray: &Ray, s: &Sphere) -> bool {
     if !ray.is_valid() || !s.is_valid() {
         return false;
     }
+    // The lanes twin's operations in its order, fused exactly where its lanes are
+    // (`vec3x::fused`), so that both give the same answer on every build.
     let d = ray.dir;
-    let m = ray.at(ray.t_min) - s.center;
-    let c = m.dot(m) - s.radius * s.radius;
+    let m = fused::at(ray.origin, d, ray.t_min) - s.center;
+    let r2 = s.radius * s.radius;
+    let c = fused::dot(m, m) - r2;
     if c <= 0.0 {
         return true; // starts inside or on the surface
     }
-    let b = m.dot(d);
+    let b = fused::dot(m, d);
     if b > 0.0 {
         return false; // outside and pointing away
     }
@@ -35,10 +38,11 @@ pub fn test_scalar(ray: &Ray, s: &Sphere) -> bool {
     let len = ray.t_max - ray.t_min;
     if -b <= a * len {
         // closest approach inside the interval: the line must reach the sphere
-        (0.0..f32::INFINITY).contains(&(a * (s.radius * s.radius) - m.cross(d).length_squared()))
+        let mxd = fused::cross(m, d);
+        (0.0..f32::INFINITY).contains(&mul_add_as_lanes(a, r2, -fused::dot(mxd, mxd)))
     } else {
         // closest approach beyond t_max: the end point must be inside
-        (a * len + 2.0 * b) * len + c <= 0.0
+        mul_add_as_lanes(mul_add_as_lanes(a, len, b + b), len, c) <= 0.0
     }
 }
 
@@ -47,17 +51,18 @@ pub fn test_scalar(ray: &Ray, s: &Sphere) -> bool {
 pub fn test_lanes<L: Lanes>(rays: &RayPacket<L>, s: &SphereLanes<L>) -> L::Mask {
     let d = rays.dir;
     let m = rays.origin.mul_add(d, rays.t_min) - s.center;
-    let c = m.dot(m) - s.radius * s.radius;
-    let b = m.dot(d);
+    // Fused products as in `first_root` (`a` unfused: the packet's validity computes it).
+    let r2 = s.radius * s.radius;
+    let c = m.dot_fused(m) - r2;
+    let b = m.dot_fused(d);
     let a = d.dot(d);
     let len = rays.t_max - rays.t_min;
     let zero = L::splat(0.0);
     let vertex_inside = (-b).le(a * len);
-    let mxd = m.cross(d);
-    let disc = a * (s.radius * s.radius) - mxd.dot(mxd);
+    let mxd = m.cross_fused(d);
+    let disc = a.mul_add(r2, -mxd.dot_fused(mxd));
     let line_hits = disc.ge(zero) & disc.lt(L::splat(f32::INFINITY));
-    let end_inside = (a * len + (b + b)) * len + c;
-    let end_inside = end_inside.le(zero);
+    let end_inside = a.mul_add(len, b + b).mul_add(len, c).le(zero);
     let approach = b.le(zero) & ((vertex_inside & line_hits) | (!vertex_inside & end_inside));
     rays.active() & (c.le(zero) | approach)
 }
