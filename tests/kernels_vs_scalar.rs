@@ -1004,31 +1004,15 @@ fn ray_sphere_twins_equal_bit_for_bit() {
     let mut rng = Rng::new(0x5_9e7e);
     let mut cases: Vec<RaySphereCase<1>> = (0..n_random() / 4).map(|_| RaySphereCase::<1>::random(&mut rng)).collect();
     cases.extend(ray_sphere_edge_cases());
-    for _ in 0..n_special_base() {
-        let base = RaySphereCase::<1>::random(&mut rng).numbers();
-        for i in 0..base.len() {
-            for v in SPECIALS {
-                let mut n = base.clone();
-                n[i] = v;
-                cases.push(RaySphereCase::<1>::from_numbers(&n));
-            }
-        }
-    }
+    cases.extend(special_cases(&mut rng, n_special_base(), RaySphereCase::<1>::random));
     /// Hits of `cases` on width `L`, each lane's answer asserted equal to the reference's.
     fn exact<C: Case, L: Lanes>(cases: &[C], orient: Orient, key: fn(&C::Out) -> Option<u32>) -> usize {
         let mut hits = 0;
-        for chunk in cases.chunks(L::N) {
-            let mut chunk = chunk.to_vec();
-            let first = chunk[0];
-            for c in chunk.iter_mut().filter(|_| orient != Orient::Pairs) {
-                c.share(&first, orient);
-            }
-            for (c, got) in chunk.iter().zip(C::lanes::<L>(&chunk, orient)) {
-                let want = c.scalar();
-                assert_eq!(key(&got), key(&want), "[{} {orient:?}] {c:?}", L::NAME);
-                hits += usize::from(key(&want).is_some());
-            }
-        }
+        for_each_lane::<C, L>(cases, orient, |c, got| {
+            let want = c.scalar();
+            assert_eq!(key(got), key(&want), "[{} {orient:?}] {c:?}", L::NAME);
+            hits += usize::from(key(&want).is_some());
+        });
         hits
     }
     fn all_widths<C: Case>(cases: &[C], key: fn(&C::Out) -> Option<u32>) {

@@ -152,9 +152,10 @@ pub struct Stats {
     pub ill: usize,
 }
 
-fn run_width<C: Case, L: Lanes>(name: &str, cases: &[C], orient: Orient, failures: &mut Vec<String>) -> Stats {
-    let mut rng = Rng::new(0xB0B);
-    let mut st = Stats::default();
+/// Runs the lanes kernel of width `L` over `cases`, `N` at a time in `orient` (the chunk's
+/// first case shares its splatted operand with the others), and hands each case as run, with
+/// its lane's answer, to `each`.
+pub fn for_each_lane<C: Case, L: Lanes>(cases: &[C], orient: Orient, mut each: impl FnMut(&C, &C::Out)) {
     let mut chunk_buf: Vec<C> = Vec::with_capacity(L::N);
     for chunk in cases.chunks(L::N) {
         chunk_buf.clear();
@@ -167,39 +168,47 @@ fn run_width<C: Case, L: Lanes>(name: &str, cases: &[C], orient: Orient, failure
         }
         let outs = C::lanes::<L>(&chunk_buf, orient);
         for (c, got) in chunk_buf.iter().zip(&outs) {
-            let reference = c.scalar();
-            st.cases += 1;
-            if c.sig(&reference).discrete.first() == Some(&true) {
-                st.hits += 1;
-            }
-            match judge(c, &reference, got, &mut rng) {
-                Verdict::Same => {}
-                v @ (Verdict::Flip | Verdict::IllConditioned) => {
-                    if matches!(v, Verdict::Flip) {
-                        st.flips += 1;
-                    } else {
-                        st.ill += 1;
-                    }
-                    if st.flips + st.ill <= 3 && std::env::var_os("LANECAST_SHOW_BOUNDARY").is_some() {
-                        eprintln!(
-                            "boundary {name} [{}] {c:?}\n    reference {reference:?}\n    lanes     {got:?}",
-                            L::NAME
-                        );
-                    }
+            each(c, got);
+        }
+    }
+}
+
+fn run_width<C: Case, L: Lanes>(name: &str, cases: &[C], orient: Orient, failures: &mut Vec<String>) -> Stats {
+    let mut rng = Rng::new(0xB0B);
+    let mut st = Stats::default();
+    for_each_lane::<C, L>(cases, orient, |c, got| {
+        let reference = c.scalar();
+        st.cases += 1;
+        if c.sig(&reference).discrete.first() == Some(&true) {
+            st.hits += 1;
+        }
+        match judge(c, &reference, got, &mut rng) {
+            Verdict::Same => {}
+            v @ (Verdict::Flip | Verdict::IllConditioned) => {
+                if matches!(v, Verdict::Flip) {
+                    st.flips += 1;
+                } else {
+                    st.ill += 1;
                 }
-                Verdict::Wrong => {
-                    if failures.len() < 8 {
-                        failures.push(format!(
-                            "{name} [{} {orient:?}] case {c:?}\n    reference {reference:?}\n    lanes     {got:?}",
-                            L::NAME
-                        ));
-                    } else {
-                        failures.push(String::new());
-                    }
+                if st.flips + st.ill <= 3 && std::env::var_os("LANECAST_SHOW_BOUNDARY").is_some() {
+                    eprintln!(
+                        "boundary {name} [{}] {c:?}\n    reference {reference:?}\n    lanes     {got:?}",
+                        L::NAME
+                    );
+                }
+            }
+            Verdict::Wrong => {
+                if failures.len() < 8 {
+                    failures.push(format!(
+                        "{name} [{} {orient:?}] case {c:?}\n    reference {reference:?}\n    lanes     {got:?}",
+                        L::NAME
+                    ));
+                } else {
+                    failures.push(String::new());
                 }
             }
         }
-    }
+    });
     st
 }
 
@@ -321,13 +330,18 @@ pub fn smoke_all<C: Case>(cases: &[C]) {
     }
 }
 
-/// Every number of each base case replaced, one at a time, by each of [`SPECIALS`]; compared
-/// on every width (boundary cases allowed, since e.g. 1e30 makes many cases ill-conditioned).
-pub fn compare_specials<C: Case>(name: &str, seed: u64, n_base: usize, mut make: impl FnMut(&mut Rng) -> C) {
-    let mut rng = Rng::new(seed);
+/// [`special_cases`] compared on every width (boundary cases allowed, since e.g. 1e30 makes many cases ill-conditioned).
+pub fn compare_specials<C: Case>(name: &str, seed: u64, n_base: usize, make: impl FnMut(&mut Rng) -> C) {
+    let cases = special_cases(&mut Rng::new(seed), n_base, make);
+    compare_all(&format!("{name} specials"), &cases, None);
+}
+
+/// `n_base` cases from `make`, each with every number replaced, one at a time, by each of
+/// [`SPECIALS`].
+pub fn special_cases<C: Case>(rng: &mut Rng, n_base: usize, mut make: impl FnMut(&mut Rng) -> C) -> Vec<C> {
     let mut cases = Vec::new();
     for _ in 0..n_base {
-        let base = make(&mut rng).numbers();
+        let base = make(rng).numbers();
         for i in 0..base.len() {
             for s in SPECIALS {
                 let mut n = base.clone();
@@ -336,5 +350,5 @@ pub fn compare_specials<C: Case>(name: &str, seed: u64, n_base: usize, mut make:
             }
         }
     }
-    compare_all(&format!("{name} specials"), &cases, None);
+    cases
 }
