@@ -856,6 +856,56 @@ fn ray_sphere_intersect_random() {
 fn segment_sphere_crossings_random() {
     compare_random("segment_sphere::crossings", 3, RaySphereCase::<2>::random);
 }
+/// Found by the 10⁸-case soak (`LANECAST_SOAK=100`): a sphere of radius 0.068 about 1,200
+/// units from the world's origin. The normals must be as accurate as the problem's own size
+/// allows (the distance from the origin to the sphere, 0.38), whatever the coordinates' size:
+/// both twins against the normals worked out in f64 from the same inputs.
+#[test]
+fn a_small_sphere_far_out_gets_accurate_crossing_normals() {
+    let ray = Ray::with_interval(
+        Vec3::new(341.78333, -518.2074, -994.04065),
+        Vec3::new(5.438191, 4.032181, 6.5136685),
+        0.0,
+        1.4930241,
+    );
+    let s = Sphere::new(Vec3::new(341.94904, -518.03754, -993.8335), 0.06806368);
+    // f64: the roots of |m + t·d|² = r², and (m + t·d) / r at each.
+    let f = |v: Vec3| [f64::from(v.x), f64::from(v.y), f64::from(v.z)];
+    let (o, d, c, r) = (f(ray.origin), f(ray.dir), f(s.center), f64::from(s.radius));
+    let m = [o[0] - c[0], o[1] - c[1], o[2] - c[2]];
+    let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let (a, b, cc) = (dot(d, d), dot(m, d), dot(m, m) - r * r);
+    let h = (b * b - a * cc).sqrt();
+    let normal = |t: f64| {
+        Vec3::new(((m[0] + t * d[0]) / r) as f32, ((m[1] + t * d[1]) / r) as f32, ((m[2] + t * d[2]) / r) as f32)
+    };
+    let (n_in, n_out) = (normal((-b - h) / a), normal((-b + h) / a));
+    // The documented scale of a normal's error: 1e-5 of (1 + problem size / radius).
+    let tol = 1e-5 * (1.0 + ((ray.origin - s.center).length() + s.radius) / s.radius);
+    let check = |what: &str, x: segment_sphere::Crossings| {
+        let (enter, exit) = (x.enter.expect("an entry"), x.exit.expect("an exit"));
+        for (name, got, want) in [("entry", enter.normal, n_in), ("exit", exit.normal, n_out)] {
+            assert!(
+                (got - want).abs().max_element() <= tol,
+                "{what} {name} normal {got} against {want} (tolerance {tol})"
+            );
+        }
+    };
+    check("scalar", segment_sphere::crossings_scalar(&ray, &s));
+    fn lanes<L: Lanes>(ray: &Ray, s: &Sphere) -> segment_sphere::Crossings {
+        let rays = vec![*ray; L::N];
+        let spheres = vec![*s; L::N];
+        segment_sphere::crossings_lanes(
+            &packet::<L>(&rays, Orient::Pairs),
+            &prim_lanes::<Sphere, L>(&spheres, Orient::Pairs),
+        )
+        .lane(0)
+    }
+    check("x1", lanes::<f32>(&ray, &s));
+    check("x4", lanes::<lanecast::F32x4>(&ray, &s));
+    check("x8", lanes::<lanecast::F32x8>(&ray, &s));
+    check("x16", lanes::<lanecast::F32x16>(&ray, &s));
+}
 #[test]
 fn ray_aabb_random() {
     compare_random("ray_aabb", 4, RayBoxCase::random);
