@@ -892,19 +892,26 @@ fn a_small_sphere_far_out_gets_accurate_crossing_normals() {
         }
     };
     check("scalar", segment_sphere::crossings_scalar(&ray, &s));
-    fn lanes<L: Lanes>(ray: &Ray, s: &Sphere) -> segment_sphere::Crossings {
-        let rays = vec![*ray; L::N];
-        let spheres = vec![*s; L::N];
-        segment_sphere::crossings_lanes(
+    // Every lane of every width holds the same case.
+    fn lanes<L: Lanes>(ray: &Ray, s: &Sphere) -> Vec<segment_sphere::Crossings> {
+        let (rays, spheres) = (vec![*ray; L::N], vec![*s; L::N]);
+        let x = segment_sphere::crossings_lanes(
             &packet::<L>(&rays, Orient::Pairs),
             &prim_lanes::<Sphere, L>(&spheres, Orient::Pairs),
-        )
-        .lane(0)
+        );
+        (0..L::N).map(|i| x.lane(i)).collect()
     }
-    check("x1", lanes::<f32>(&ray, &s));
-    check("x4", lanes::<lanecast::F32x4>(&ray, &s));
-    check("x8", lanes::<lanecast::F32x8>(&ray, &s));
-    check("x16", lanes::<lanecast::F32x16>(&ray, &s));
+    let widths = [
+        lanes::<f32>(&ray, &s),
+        lanes::<lanecast::F32x4>(&ray, &s),
+        lanes::<lanecast::F32x8>(&ray, &s),
+        lanes::<lanecast::F32x16>(&ray, &s),
+    ];
+    for (w, lanes) in ["x1", "x4", "x8", "x16"].into_iter().zip(widths) {
+        for (i, x) in lanes.into_iter().enumerate() {
+            check(&format!("{w} lane {i}"), x);
+        }
+    }
 }
 #[test]
 fn ray_aabb_random() {
