@@ -334,3 +334,46 @@ fn scene_hits_carry_each_kinds_unit_geometric_normal() {
         check(batch.get(i), kind, n, "batch");
     }
 }
+
+/// A scene's sphere hit normal is as accurate as the problem's own size allows (the distance
+/// from the ray's origin to the sphere), not the size of the coordinates: a sphere of radius
+/// 0.068 about 1,200 units from the world's origin, hit from 0.3 units away, on every backend,
+/// in packets and in batches, against the normal worked out in f64 from the same inputs.
+/// From the rounded point `origin + t·dir` the normal was off by 4·10⁻⁴.
+#[test]
+fn a_small_sphere_far_out_gets_an_accurate_hit_normal() {
+    use lanecast::scene::PacketScratch;
+    use lanecast::{Backend, F32x8, HitPacket, HitSoa, RayPacket, RaySoa, SceneBuilder};
+    let sphere = Sphere::new(Vec3::new(341.94904, -518.03754, -993.8335), 0.06806368);
+    let ray = Ray::new(Vec3::new(341.78333, -518.2074, -994.04065), Vec3::new(5.438191, 4.032181, 6.5136685));
+    let mut b = SceneBuilder::new();
+    b.add_sphere(sphere).unwrap();
+    let scene = b.build().unwrap();
+    // f64: the first root of |m + t·d|² = r², and (m + t·d) / r there.
+    let f = |v: Vec3| [f64::from(v.x), f64::from(v.y), f64::from(v.z)];
+    let (o, d, c, r) = (f(ray.origin), f(ray.dir), f(sphere.center), f64::from(sphere.radius));
+    let m = [o[0] - c[0], o[1] - c[1], o[2] - c[2]];
+    let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let (qa, qb, qc) = (dot(d, d), dot(m, d), dot(m, m) - r * r);
+    let t = (-qb - (qb * qb - qa * qc).sqrt()) / qa;
+    let want =
+        Vec3::new(((m[0] + t * d[0]) / r) as f32, ((m[1] + t * d[1]) / r) as f32, ((m[2] + t * d[2]) / r) as f32);
+    // The documented scale of a normal's error: 1e-5 of (1 + problem size / radius).
+    let tol = 1e-5 * (1.0 + ((ray.origin - sphere.center).length() + sphere.radius) / sphere.radius);
+    let check = |h: Option<lanecast::Hit>, how: &str| {
+        let n = h.unwrap_or_else(|| panic!("{how}: a miss")).normal;
+        assert!((n - want).abs().max_element() <= tol, "{how}: normal {n} against {want} (tolerance {tol})");
+    };
+    for backend in [Backend::Scalar, Backend::X4, Backend::X8] {
+        check(scene.intersect_with(&ray, backend), &format!("{backend:?}"));
+    }
+    let rays = vec![ray; 8];
+    let mut out = HitPacket::<F32x8>::default();
+    scene.intersect_packet(&RayPacket::<F32x8>::from_rays(&rays).unwrap(), &mut out, &mut PacketScratch::default());
+    let mut batch = HitSoa::default();
+    scene.intersect_batch(&RaySoa::from_rays(&rays), &mut batch);
+    for i in 0..8 {
+        check(Some(out.lane(i)), &format!("packet lane {i}"));
+        check(Some(batch.get(i)), &format!("batch ray {i}"));
+    }
+}

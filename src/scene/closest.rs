@@ -298,7 +298,7 @@ impl Scene {
         }
         let (i, (point, u, v)) = (b.index as usize, b.at);
         let (normal, kind) = match b.kind {
-            0 => (self.tris.prims.get(i).normal_at(point, u, v), HitKind::Triangle),
+            0 => (self.tris.prims.get(i).normal(), HitKind::Triangle),
             1 => (cp::sphere_scalar(p, &self.spheres.prims.get(i)).1, HitKind::Sphere),
             2 => (cp::aabb_scalar(p, &self.boxes.prims.get(i)).1, HitKind::Box),
             _ => (self.planes.get(i).normal.normalize_or_zero(), HitKind::Plane),

@@ -809,7 +809,7 @@ impl Carried for Triangle {
     const HIT_KIND: HitKind = HitKind::Triangle;
     fn nearest(&self, p: Vec3) -> (Vec3, f32, f32, Vec3) {
         let (q, u, v) = cp::triangle_scalar(p, self);
-        (q, u, v, self.normal_at(q, u, v))
+        (q, u, v, self.normal())
     }
 }
 

@@ -84,8 +84,12 @@ pub trait Traceable: Primitive + Send + Sync + 'static {
     ) -> (L::Mask, L, L, L);
     /// `N` rays against one primitive in every lane: `(mask, t, u, v)`.
     fn hit_packet<L: Lanes>(rays: &LeafPacket<L>, p: &Self::Lanes<L>) -> (L::Mask, L, L, L);
-    /// Unit geometric normal at the hit point `p` (barycentrics `u, v` for triangles).
-    fn normal_at(&self, p: Vec3, u: f32, v: f32) -> Vec3;
+    /// Unit geometric normal where `ray` meets the primitive at `t` (barycentrics `u, v` for
+    /// triangles). Shapes whose normal depends on the point take it as their centre's offset
+    /// `(origin − centre) + t·dir`, not from the rounded point `origin + t·dir`: that point
+    /// rounds at the size of the coordinates, a large part of a small shape far from the
+    /// world's origin.
+    fn normal_at(&self, ray: &Ray, t: f32, u: f32, v: f32) -> Vec3;
 }
 
 /// The broadcast ray of `ray` with interval end `t_max` and lanes `active`.
@@ -144,7 +148,7 @@ impl Traceable for Triangle {
     }
     /// [`Triangle::normal`].
     #[inline]
-    fn normal_at(&self, _p: Vec3, _u: f32, _v: f32) -> Vec3 {
+    fn normal_at(&self, _ray: &Ray, _t: f32, _u: f32, _v: f32) -> Vec3 {
         self.normal()
     }
 }
@@ -186,8 +190,8 @@ impl Traceable for Sphere {
         let (m, t) = ray_sphere::intersect_lanes(&rays.rays.rays, p);
         (m, t, L::splat(0.0), L::splat(0.0))
     }
-    fn normal_at(&self, p: Vec3, _u: f32, _v: f32) -> Vec3 {
-        (p - self.center).normalize_or_zero()
+    fn normal_at(&self, ray: &Ray, t: f32, _u: f32, _v: f32) -> Vec3 {
+        ((ray.origin - self.center) + ray.dir * t).normalize_or_zero()
     }
 }
 
@@ -218,8 +222,8 @@ impl Traceable for Aabb {
     }
     /// The normal of the face the point lies on (the axis where the point is farthest out
     /// relative to the half extent).
-    fn normal_at(&self, p: Vec3, _u: f32, _v: f32) -> Vec3 {
-        let d = p - self.center();
+    fn normal_at(&self, ray: &Ray, t: f32, _u: f32, _v: f32) -> Vec3 {
+        let d = (ray.origin - self.center()) + ray.dir * t;
         let h = self.half_extents();
         let mut best = (0usize, f32::NEG_INFINITY);
         for i in 0..3 {
@@ -389,9 +393,9 @@ mod tests {
         kb.validate().unwrap();
     }
 
-    /// `unit_normals` is the lanes twin of `Triangle::normal` (the hit records' `normal_at`):
+    /// `unit_normals` is the lanes twin of `Triangle::normal` (the hit records' normal):
     /// in every lane it calls usable, the same bits, and it calls a lane usable exactly when
-    /// the f32 `|e1 × e2|²` is a normal number. And `normal_at` is unit length (within 1e-6) for every triangle
+    /// the f32 `|e1 × e2|²` is a normal number. And `Triangle::normal` is unit length (within 1e-6) for every triangle
     /// whose vertices are not collinear (`|e1 × e2|² > 0` in f64, where it cannot round to
     /// 0), zero for the others (collinear or not finite). Seeded random triangles at scales from 1e-25 to 1e25
     /// (squared lengths that are subnormal, underflow to 0 or overflow to ∞ in f32), slivers,
@@ -416,7 +420,7 @@ mod tests {
                     let l2 = s.dot(s);
                     let normal_f32 = (f32::MIN_POSITIVE..f32::INFINITY).contains(&l2);
                     assert_eq!(bits >> k & 1 == 1, normal_f32, "{t:?}: usable, |s|² = {l2:e}");
-                    let want = t.normal_at(Vec3::ZERO, 0.0, 0.0);
+                    let want = t.normal();
                     if normal_f32 {
                         usable_lanes += 1;
                         let got = n.lane(k);

@@ -230,15 +230,14 @@ impl Scene {
     /// at `t`, with its normal and ids.
     #[inline]
     pub(super) fn hit_record(&self, ray: &Ray, t: f32, u: f32, v: f32, kind: u8, index: u32) -> Hit {
-        let p = ray.at(t);
         let i = index as usize;
         // The arms hand the normal over in one SIMD register (`Vec3A`): as three separate
         // floats, the arms' results met on the stack, stored one float at a time and read back
         // two at a time, a load the CPU cannot forward from those stores.
         let (normal, [geom, prim], kind) = match kind {
-            0 => (Vec3A::from(self.tris.prims.get(i).normal_at(p, u, v)), self.tris.ids[i], HitKind::Triangle),
-            1 => (Vec3A::from(self.spheres.prims.get(i).normal_at(p, u, v)), self.spheres.ids[i], HitKind::Sphere),
-            2 => (Vec3A::from(self.boxes.prims.get(i).normal_at(p, u, v)), self.boxes.ids[i], HitKind::Box),
+            0 => (Vec3A::from(self.tris.prims.get(i).normal_at(ray, t, u, v)), self.tris.ids[i], HitKind::Triangle),
+            1 => (Vec3A::from(self.spheres.prims.get(i).normal_at(ray, t, u, v)), self.spheres.ids[i], HitKind::Sphere),
+            2 => (Vec3A::from(self.boxes.prims.get(i).normal_at(ray, t, u, v)), self.boxes.ids[i], HitKind::Box),
             _ => (Vec3A::from(self.planes.get(i).normal.normalize_or_zero()), self.plane_ids[i], HitKind::Plane),
         };
         Hit { t, geom, prim, u, v, normal: normal.into(), kind, inst: NO_ID }

@@ -151,7 +151,7 @@ impl Sweepable for Triangle {
     }
     fn contact(&self, p: Vec3, start: Vec3) -> (Vec3, Vec3) {
         let q = cp::triangle_scalar(p, self).0;
-        let n = self.normal_at(q, 0.0, 0.0);
+        let n = self.normal();
         let face = if n.dot(start - self.v[0]) < 0.0 { -n } else { n };
         (q, towards(p, q, face))
     }
