@@ -87,7 +87,7 @@ pub(crate) fn intersect_dir_scalar(p: Vec3, n: Vec3, cap: &Capsule) -> Option<f3
     // Outside the infinite cylinder (qc > 0), approaching its axis (qb < 0), not parallel.
     if dd > 0.0 && qa > 0.0 && qc > 0.0 && qb < 0.0 {
         // qb² - qa qc without cancellation: dd (qa r² - ((m × n) · d)²).
-        let triple = m.cross(n).dot(d);
+        let triple = um.dot(n); // (m × n)·d, the same triple product
         let disc = dd * (qa * r2 - triple * triple);
         if disc >= 0.0 {
             let t = (-qb - disc.sqrt()) / qa;
@@ -152,7 +152,7 @@ fn capsule_relative<L: Lanes>(
     // Body: root qc / (sqrt(disc) - qb), free of cancellation for qb < 0.
     let (um, un) = (d.cross(m), d.cross(n));
     let (qa, qb, qc) = (un.dot(un), um.dot(un), um.dot(um) - dd * r2);
-    let triple = m.cross(n).dot(d);
+    let triple = um.dot(n); // (m × n)·d, the same triple product
     let disc = dd * (qa * r2 - triple * triple);
     let t = qc / (disc.sqrt() - qb);
     let axial = md + t * nd;
