@@ -607,7 +607,7 @@ impl<P: Carried> SweepLeafAction for SweepWalk<'_, '_, P> {
             let Some(t) = w.toi_scalar(self.s) else { continue };
             let ids = (self.geom, self.kb.ids[k][1], self.inst);
             if beats(t, ids, self.best.as_ref().map(|b| (b.0, b.1))) {
-                let (point, normal) = w.contact(self.s.at(t), self.s.center);
+                let (point, normal) = w.contact(self.s, t);
                 let rec =
                     super::SweepHit { toi: t, point, normal, geom: ids.0, prim: ids.1, kind: P::HIT_KIND, inst: ids.2 };
                 *self.best = Some((t, ids, rec));

@@ -129,8 +129,9 @@ pub fn plane_time_of_impact(s: &SphereSweep, plane: &Plane) -> Option<f32> {
 pub(super) trait Sweepable: Traceable {
     fn toi_scalar(&self, s: &SphereSweep) -> Option<f32>;
     fn toi_lanes<L: Lanes>(c: Vec3x<L>, r: L, m: Vec3x<L>, prims: &Self::Lanes<L>) -> (L::Mask, L);
-    /// Contact point and normal with the centre at `p` (time of impact), starting at `start`.
-    fn contact(&self, p: Vec3, start: Vec3) -> (Vec3, Vec3);
+    /// Contact point and normal of the sweep `s` at its time of impact `toi` (the centre at
+    /// `s.at(toi)`).
+    fn contact(&self, s: &SphereSweep, toi: f32) -> (Vec3, Vec3);
 }
 
 /// `p - q` normalised, or `fallback` where they coincide.
@@ -149,10 +150,11 @@ impl Sweepable for Triangle {
         let (hit, toi, _, _) = moving_sphere_triangle::sweep_lanes(c, r, m, prims);
         (hit, toi)
     }
-    fn contact(&self, p: Vec3, start: Vec3) -> (Vec3, Vec3) {
+    fn contact(&self, s: &SphereSweep, toi: f32) -> (Vec3, Vec3) {
+        let p = s.at(toi);
         let q = cp::triangle_scalar(p, self).0;
         let n = self.normal();
-        let face = if n.dot(start - self.v[0]) < 0.0 { -n } else { n };
+        let face = if n.dot(s.center - self.v[0]) < 0.0 { -n } else { n };
         (q, towards(p, q, face))
     }
 }
@@ -166,8 +168,13 @@ impl Sweepable for Sphere {
     fn toi_lanes<L: Lanes>(c: Vec3x<L>, r: L, m: Vec3x<L>, prims: &Self::Lanes<L>) -> (L::Mask, L) {
         moving_sphere_sphere::time_of_impact_lanes(&SphereLanes::new(c, r), m, prims, Vec3x::splat(Vec3::ZERO))
     }
-    fn contact(&self, p: Vec3, _start: Vec3) -> (Vec3, Vec3) {
-        cp::sphere_scalar(p, self)
+    /// From the centres' offset `(start − centre) + motion·toi`, not from the rounded centre
+    /// at `toi`, which rounds at the size of the coordinates (a large part of a small
+    /// sphere's radius far from the world's origin).
+    fn contact(&self, s: &SphereSweep, toi: f32) -> (Vec3, Vec3) {
+        let offset = (s.center - self.center) + s.motion * toi;
+        let (q, n) = cp::sphere_scalar(offset, &Sphere::new(Vec3::ZERO, self.radius));
+        (self.center + q, n)
     }
 }
 
@@ -180,7 +187,8 @@ impl Sweepable for Aabb {
     fn toi_lanes<L: Lanes>(c: Vec3x<L>, r: L, m: Vec3x<L>, prims: &AabbLanes<L>) -> (L::Mask, L) {
         moving_sphere_aabb::time_of_impact_lanes(&SphereLanes::new(c, r), m, prims)
     }
-    fn contact(&self, p: Vec3, _start: Vec3) -> (Vec3, Vec3) {
+    fn contact(&self, s: &SphereSweep, toi: f32) -> (Vec3, Vec3) {
+        let p = s.at(toi);
         let q = p.clamp(self.min, self.max);
         if q != p {
             return (q, towards(p, q, Vec3::ZERO));
@@ -423,9 +431,9 @@ impl Scene {
         }
         let (i, p) = (b.index as usize, s.at(b.key));
         let ((point, normal), kind) = match b.kind {
-            0 => (self.tris.prims.get(i).contact(p, s.center), HitKind::Triangle),
-            1 => (self.spheres.prims.get(i).contact(p, s.center), HitKind::Sphere),
-            2 => (self.boxes.prims.get(i).contact(p, s.center), HitKind::Box),
+            0 => (self.tris.prims.get(i).contact(s, b.key), HitKind::Triangle),
+            1 => (self.spheres.prims.get(i).contact(s, b.key), HitKind::Sphere),
+            2 => (self.boxes.prims.get(i).contact(s, b.key), HitKind::Box),
             _ => {
                 let plane = self.planes.get(i);
                 let q = cp::plane_scalar(p, &plane);
