@@ -8,6 +8,8 @@ use lanecast::Ray;
 use lanecast::kernel::*;
 use lanecast::prim::*;
 use lanecast::rng::Rng;
+use lanecast::vec3x::Vec3x;
+use lanecast::{F32x8, Lanes, Mask};
 
 #[test]
 fn five_textbook_ray_sphere_configurations() {
@@ -229,6 +231,48 @@ fn segment_capsule_by_sampling() {
         let gap = |t: f32| segment_capsule::sq_dist_point_segment(p + (q - p) * t, a, bb).sqrt() - cap.radius;
         check_first_contact("segment_capsule", toi, 10.0, gap);
     }
+}
+
+/// A point beside a long segment gets an accurate distance, and a segment starting beside a
+/// long capsule is not taken for one starting inside it: segments 1,000–5,000 long, points
+/// 0.01–1 from a point of their middle third, against the distance worked out in f64 (within
+/// `10⁻⁶` of the segment's length; the textbook `ap·ap − e²/f` lost all of it, since `ap·ap`
+/// rounds at a millionth of the length squared). The capsule case is the one a scene sweep
+/// met: a ball of radius 0.03 starting 0.2 beside the middle of a 2,100-unit edge had its
+/// contact at the start.
+#[test]
+fn points_beside_long_segments_get_accurate_distances() {
+    let mut rng = Rng::new(31);
+    for _ in 0..20_000 {
+        let a = rng.vec3(-3000.0, 3000.0);
+        let b = a + rng.unit_vec3() * rng.range(1000.0, 5000.0);
+        let along = a + (b - a) * rng.range(0.33, 0.67);
+        let p = along + rng.unit_vec3() * rng.range(0.01, 1.0);
+        let (pd, ad, bd) = (p.as_dvec3(), a.as_dvec3(), b.as_dvec3());
+        let e = bd - ad;
+        let exact = ((pd - ad) - e * ((pd - ad).dot(e) / e.dot(e)).clamp(0.0, 1.0)).length();
+        let got = f64::from(segment_capsule::sq_dist_point_segment(p, a, b)).sqrt();
+        let tol = 1e-6 * e.length();
+        assert!((got - exact).abs() <= tol, "{p} to {a} → {b}: {got} against {exact} (tolerance {tol:.1e})");
+    }
+    // The sweep's case: 0.2 beside the middle of a 2,100-unit capsule of radius 0.03, moving
+    // straight at it; the contact where the distance falls to the radius, in f64 (for the
+    // segment as given: its end rounds at the coordinates' size).
+    let (a, b) = (Vec3::new(400.5, -2103.6, 982.1), Vec3::new(2500.5, -2003.6, 970.1));
+    let axis = (b - a).as_dvec3().normalize();
+    let out = axis.cross(glam::DVec3::Z).normalize();
+    let p = ((a.as_dvec3() + b.as_dvec3()) / 2.0 + out * 0.2).as_vec3();
+    let q = p + (out * -0.4).as_vec3();
+    let cap = Capsule::new(a, b, 0.03);
+    let m = p.as_dvec3() - a.as_dvec3();
+    let across = |v: glam::DVec3| v - axis * v.dot(axis);
+    let (m0, v0) = (across(m), across(q.as_dvec3() - p.as_dvec3()));
+    let (qa, qb, qc) = (v0.dot(v0), m0.dot(v0), m0.dot(m0) - 0.03f64 * 0.03);
+    let want = (-qb - (qb * qb - qa * qc).sqrt()) / qa;
+    let got = segment_capsule::intersect_scalar(p, q, &cap).expect("a contact");
+    assert!((f64::from(got) - want).abs() <= 1e-5, "t {got} against {want}");
+    let lanes = segment_capsule::intersect_lanes(Vec3x::<F32x8>::splat(p), Vec3x::splat(q), &CapsuleLanes::splat(&cap));
+    assert!(lanes.0.any() && (f64::from(lanes.1.lane(0)) - want).abs() <= 1e-5, "lanes t {}", lanes.1.lane(0));
 }
 
 #[test]

@@ -35,9 +35,10 @@ pub fn time_of_impact_scalar(s: &Sphere, v: Vec3, b: &Aabb) -> Option<f32> {
         }
     }
     let m = below | above;
-    let (p0, p1) = (s.center, s.center + v);
+    // The motion goes to the capsule as it is (as in the lanes twin): as the difference of
+    // the end points `c + v` and `c` it rounds at the size of the coordinates.
     let capsule =
-        |a: u32, c: u32| segment_capsule::intersect_scalar(p0, p1, &Capsule::new(b.corner(a), b.corner(c), r));
+        |a: u32, c: u32| segment_capsule::intersect_dir_scalar(s.center, v, &Capsule::new(b.corner(a), b.corner(c), r));
     if m == 7 {
         // Vertex region: the three edges meeting at the corner nearest the entry point.
         return [1, 2, 4].into_iter().filter_map(|bit| capsule(above, above ^ bit)).min_by(f32::total_cmp);

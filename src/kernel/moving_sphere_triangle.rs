@@ -16,7 +16,7 @@
 //!
 //! The contact point is the triangle's closest point to the centre at the time of impact,
 //! and the normal points from it to that centre (for `r = 0`, where they coincide, the face
-//! normal turned towards the start). A degenerate triangle has no face and is its edges; a
+//! normal turned towards the start: the rounded gap of a point sweep points anywhere). A degenerate triangle has no face and is its edges; a
 //! zero motion touches only at `t = 0`. Invalid input (a non-finite number, a negative
 //! radius) never touches.
 //!
@@ -98,7 +98,7 @@ fn sweep_core(center: Vec3, radius: f32, motion: Vec3, tri: &Triangle) -> Option
     };
     let at = center + motion * toi;
     let (point, _, _) = triangle_scalar(at, tri);
-    Some(SweepContact { toi, point, normal: contact_normal(at - point, tri, center) })
+    Some(SweepContact { toi, point, normal: contact_normal(at - point, radius, tri, center) })
 }
 
 /// The face: time at which the sphere touches the plane inside the triangle.
@@ -137,11 +137,12 @@ fn unit_face_normal(nr: Vec3) -> Option<Vec3> {
     Some(u / u.dot(u).sqrt())
 }
 
-/// Unit normal from the contact towards the centre; where they coincide, the face normal
-/// turned towards the start (zero for a degenerate triangle).
-fn contact_normal(gap: Vec3, tri: &Triangle, start: Vec3) -> Vec3 {
+/// Unit normal from the contact towards the centre; where they coincide, and for a point
+/// (`r = 0`, whose gap is only the rounding of the centre at `toi`, pointing anywhere), the
+/// face normal turned towards the start (zero for a degenerate triangle).
+fn contact_normal(gap: Vec3, radius: f32, tri: &Triangle, start: Vec3) -> Vec3 {
     let g = gap.normalize_or_zero();
-    if g != Vec3::ZERO {
+    if g != Vec3::ZERO && radius > 0.0 {
         return g;
     }
     let n = unit_face_normal(tri.scaled_normal()).unwrap_or(Vec3::ZERO);
@@ -239,7 +240,7 @@ fn sweep_lanes_core<L: Lanes>(
     let g = gap.scale(one / glen);
     let face_n = L::select(n.dot(center - v0).lt(zero), L::splat(-1.0), one);
     let fallback = Vec3x::select(has_face, n.scale(face_n), Vec3x::splat(Vec3::ZERO));
-    let normal = Vec3x::select(glen.gt(zero), g, fallback);
+    let normal = Vec3x::select(glen.gt(zero) & radius.gt(zero), g, fallback);
     let none = Vec3x::splat(Vec3::ZERO);
     (hit, toi, Vec3x::select(hit, point, none), Vec3x::select(hit, normal, none))
 }

@@ -27,7 +27,7 @@ use crate::kernel::{closest_point as cp, moving_sphere_aabb, moving_sphere_spher
 use crate::lanes::{F32x4, F32x8, Lanes, Mask};
 use crate::prim::{Aabb, AabbLanes, Plane, Sphere, SphereLanes, Triangle};
 use crate::vec3x::Vec3x;
-use glam::Vec3;
+use glam::{DVec3, Vec3};
 use rayon::prelude::*;
 
 /// One sphere sweep: a sphere of `radius` whose centre moves from `center` to `center +
@@ -134,6 +134,35 @@ pub(super) trait Sweepable: Traceable {
     fn contact(&self, s: &SphereSweep, toi: f32) -> (Vec3, Vec3);
 }
 
+/// The closest point of `tri` to `p`, in f64 (the vertices are exact in it): the foot of the
+/// perpendicular on the face where it lies inside the triangle, else the nearest point of the
+/// three edges (the first of equal distances in the order `v0v1`, `v1v2`, `v2v0`). A
+/// degenerate triangle ([`Triangle::is_degenerate`]) is its edges.
+fn closest_on_triangle_f64(p: DVec3, tri: &Triangle) -> DVec3 {
+    let [a, b, c] = tri.v.map(Vec3::as_dvec3);
+    if !tri.is_degenerate() {
+        let n = (b - a).cross(c - a);
+        let foot = p - n * ((p - a).dot(n) / n.dot(n));
+        let inside = |u: DVec3, w: DVec3| (w - u).cross(foot - u).dot(n) >= 0.0;
+        if inside(a, b) && inside(b, c) && inside(c, a) {
+            return foot;
+        }
+    }
+    let on_edge = |u: DVec3, w: DVec3| {
+        let e = w - u;
+        let len2 = e.dot(e);
+        let t = if len2 > 0.0 { ((p - u).dot(e) / len2).clamp(0.0, 1.0) } else { 0.0 };
+        u + e * t
+    };
+    let mut best = on_edge(a, b);
+    for q in [on_edge(b, c), on_edge(c, a)] {
+        if q.distance_squared(p) < best.distance_squared(p) {
+            best = q;
+        }
+    }
+    best
+}
+
 /// `p - q` normalised, or `fallback` where they coincide.
 fn towards(p: Vec3, q: Vec3, fallback: Vec3) -> Vec3 {
     let n = (p - q).normalize_or_zero();
@@ -150,12 +179,18 @@ impl Sweepable for Triangle {
         let (hit, toi, _, _) = moving_sphere_triangle::sweep_lanes(c, r, m, prims);
         (hit, toi)
     }
+    /// In f64 from the f32 inputs and `toi` ([`triangle_contact_f64`]): the centre at `toi`
+    /// rounds at the size of the coordinates in f32, which is a large part of a small radius
+    /// far from the world's origin, and a large triangle's closest point rounds at its size.
     fn contact(&self, s: &SphereSweep, toi: f32) -> (Vec3, Vec3) {
-        let p = s.at(toi);
-        let q = cp::triangle_scalar(p, self).0;
         let n = self.normal();
         let face = if n.dot(s.center - self.v[0]) < 0.0 { -n } else { n };
-        (q, towards(p, q, face))
+        let at = s.center.as_dvec3() + s.motion.as_dvec3() * f64::from(toi);
+        let q = closest_on_triangle_f64(at, self);
+        let gap = (at - q).normalize_or_zero().as_vec3();
+        // A point's (r = 0) gap is the rounding of `toi`, pointing anywhere: the face normal.
+        let normal = if gap == Vec3::ZERO || s.radius == 0.0 { face } else { gap };
+        (q.as_vec3(), normal)
     }
 }
 
@@ -187,13 +222,22 @@ impl Sweepable for Aabb {
     fn toi_lanes<L: Lanes>(c: Vec3x<L>, r: L, m: Vec3x<L>, prims: &AabbLanes<L>) -> (L::Mask, L) {
         moving_sphere_aabb::time_of_impact_lanes(&SphereLanes::new(c, r), m, prims)
     }
+    /// Relative to the start of the centre: `motion · toi` against the box moved by
+    /// `−start`. Where the centre at `toi` lies outside the box on an axis, that face is
+    /// within `radius + |motion|` of the start, so its offset is as accurate as the
+    /// problem's own size allows (from the rounded centre at `toi`, a small sphere far from
+    /// the world's origin got a normal off by about `ulp(coordinates) / radius`).
     fn contact(&self, s: &SphereSweep, toi: f32) -> (Vec3, Vec3) {
-        let p = s.at(toi);
-        let q = p.clamp(self.min, self.max);
-        if q != p {
-            return (q, towards(p, q, Vec3::ZERO));
+        let p = s.motion * toi;
+        let rel = Aabb::new(self.min - s.center, self.max - s.center);
+        let q = p.clamp(rel.min, rel.max);
+        if q != p && s.radius > 0.0 {
+            return (s.center + q, towards(p, q, Vec3::ZERO));
         }
-        cp::aabb_scalar(p, self) // inside: the nearest face and its outward normal
+        // Inside, or a point (r = 0) whose rounded gap points anywhere: the nearest face
+        // and its outward normal.
+        let (q, n) = cp::aabb_scalar(q, &rel);
+        (s.center + q, n)
     }
 }
 
@@ -435,11 +479,14 @@ impl Scene {
             1 => (self.spheres.prims.get(i).contact(s, b.key), HitKind::Sphere),
             2 => (self.boxes.prims.get(i).contact(s, b.key), HitKind::Box),
             _ => {
+                // The normal towards the side the centre starts on: a sweep meets a plane
+                // from that side (the gap at `toi` is a multiple of the normal whose sign,
+                // for a point or a start on the plane, is only rounding).
                 let plane = self.planes.get(i);
                 let q = cp::plane_scalar(p, &plane);
                 let n = plane.normal.normalize_or_zero();
                 let face = if n.dot(s.center) - plane.d / plane.normal.length() < 0.0 { -n } else { n };
-                ((q, towards(p, q, face)), HitKind::Plane)
+                ((q, face), HitKind::Plane)
             }
         };
         let [geom, prim] = b.ids();
