@@ -427,6 +427,52 @@ fn thin_triangles_keep_an_accurate_distance() {
     twins_triangle::<F32x16>(&cases);
 }
 
+/// Far from the world's origin the distance is `|point − p|` with `point` rounded to f32, so
+/// the documented bound (README, "Closest points and distances") adds that rounding: within
+/// `10⁻⁶ · size + 2⁻²² · |point|∞` of an f64 closest point (and the point within
+/// `10⁻⁷ · size / sin + 2⁻²² · |point|∞`: `v0 + e1·u + e2·v` rounds twice at the size of
+/// the coordinates). Triangles of sizes 0.5–2 up to 5,000 units out, in every width. Near the origin the extra term vanishes (the test above).
+#[test]
+fn far_from_the_origin_the_bound_adds_the_points_rounding() {
+    let mut rng = Rng::new(0xfa4);
+    let cases: Vec<(Vec3, Triangle)> = (0..if cfg!(debug_assertions) { 2_000 } else { 50_000 })
+        .map(|_| {
+            let o = rng.vec3(-5000.0, 5000.0);
+            let len = rng.range(0.5, 2.0);
+            let t = Triangle::new(o, o + rng.unit_vec3() * len, o + rng.unit_vec3() * len);
+            (o + rng.vec3(-len, len) * 0.7, t)
+        })
+        .collect();
+    let mut checked = 0;
+    let check = |what: &str, (p, t): (Vec3, Triangle), q: Vec3| {
+        let [a, b, c] = t.v.map(d);
+        let n = (b - a).cross(c - a);
+        let sin = [(b - a, c - a), (a - b, c - b), (a - c, b - c)]
+            .map(|(x, y)| x.cross(y).length() / (x.length() * y.length()))
+            .into_iter()
+            .fold(f64::INFINITY, f64::min);
+        if t.is_degenerate() || n.length() == 0.0 || sin < 1e-3 {
+            return false;
+        }
+        let pd = d(p);
+        let want = triangle_f64(pd, [a, b, c]);
+        let size = (b - a).length().max((c - a).length()).max((c - b).length()).max((pd - a).length());
+        let rounding = 2.0 * f64::from(f32::EPSILON) * f64::from(q.abs().max_element());
+        let dist_err = ((d(q) - pd).length() - (want - pd).length()).abs();
+        assert!(dist_err <= 1e-6 * size + rounding, "{what}: distance off by {dist_err:e} for {p} and {t:?}");
+        let point_err = (d(q) - want).length();
+        assert!(point_err <= 1e-7 * size / sin + rounding, "{what}: point off by {point_err:e} for {p} and {t:?}");
+        true
+    };
+    for &(p, t) in &cases {
+        checked += usize::from(check("scalar", (p, t), cp::triangle_scalar(p, &t).0));
+    }
+    assert!(checked > cases.len() * 9 / 10, "{checked} of {}", cases.len());
+    twins_triangle::<F32x4>(&cases);
+    twins_triangle::<F32x8>(&cases);
+    twins_triangle::<F32x16>(&cases);
+}
+
 /// The closest point on a triangle is the same at every scale from 2⁻¹⁰⁰ to 2¹⁰⁰: the point
 /// scaled exactly, the barycentrics bit for bit, in both twins (the kernel multiplies its
 /// differences by a power of two where the longest lies outside `[2⁻¹², 2¹²]`, which
