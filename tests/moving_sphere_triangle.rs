@@ -1,7 +1,8 @@
 //! The moving sphere–triangle kernel (`kernel::moving_sphere_triangle`): analytic cases,
 //! its lanes twin against the scalar reference lane by lane (random worlds at three scales
 //! and the edge cases), and dense sampling of the motion against an independent f64
-//! sphere–triangle distance written here.
+//! sphere–triangle distance written here; contacts far from the origin against f64 normals,
+//! and a point's (`r = 0`) face normal.
 //!
 //! Tolerance of the twin (what the module documents): hit/miss agree except within rounding
 //! of tangency (at most 1 case in 10⁴ here); where both hit, `toi` agrees within 2⁻¹⁴ (the
@@ -412,4 +413,48 @@ fn a_point_gets_the_face_normal_towards_its_start() {
         }
     }
     assert!(contacts > 700, "{contacts}");
+}
+
+/// Far from the world's origin the contact rounds at the problem's size (module docs, "Scale"):
+/// a ball of radius 0.03 about 1,400 units out meets a triangle of size 0.3 on its face, an
+/// edge and a vertex; in both twins the normal is within 10⁻⁵ of the direction, worked out
+/// in f64 at the reported `toi`, from that feature to the centre, and the point within two
+/// f32 steps of the feature's closest point. From the absolute centre at `toi` the normals
+/// were off by about `ulp(1400) / 0.03 ≈ 4·10⁻³`.
+#[test]
+fn contacts_far_from_the_origin_round_at_the_problems_size() {
+    let o = Vec3::new(1400.3718, -1203.612, 977.1309);
+    let tri =
+        Triangle::new(o + Vec3::new(0.1, 0.02, 0.05), o + Vec3::new(0.4, 0.07, -0.03), o + Vec3::new(0.18, 0.33, 0.11));
+    let [a, b, c] = tri.v.map(Vec3::as_dvec3);
+    let n = (b - a).cross(c - a).normalize();
+    let g = (a + b + c) / 3.0;
+    let out = (b - a).cross(n).normalize();
+    let away = (c - g).normalize();
+    // (start, motion, the offset from the feature to a point x).
+    type Gap = Box<dyn Fn(DVec3) -> DVec3>;
+    let e = (b - a).normalize();
+    let cases: [(DVec3, DVec3, Gap); 3] = [
+        (g + n * 0.2, n * -0.4 + e * 0.03, Box::new(move |x: DVec3| n * n.dot(x - a))),
+        ((a + b) / 2.0 + out * 0.2 + n * 0.01, out * -0.4, Box::new(move |x: DVec3| (x - a) - e * (x - a).dot(e))),
+        (c + away * 0.2 + n * 0.005, away * -0.4, Box::new(move |x: DVec3| x - c)),
+    ];
+    let ks: Vec<Case> =
+        cases.iter().map(|(start, m, _)| Case { c: start.as_vec3(), r: 0.03, m: m.as_vec3(), tri }).collect();
+    let answers = [ks.iter().map(scalar).collect(), lanes::<F32x4>(&ks), lanes::<F32x8>(&ks)];
+    for (twin, got) in answers.iter().enumerate() {
+        for ((k, (_, _, gap)), h) in ks.iter().zip(&cases).zip(got) {
+            let h = h.unwrap_or_else(|| panic!("twin {twin}: no contact for {k:?}"));
+            let x = k.c.as_dvec3() + k.m.as_dvec3() * f64::from(h.toi);
+            let want = gap(x).normalize();
+            let err = (h.normal.as_dvec3() - want).abs().max_element();
+            assert!(err <= 1e-5, "twin {twin}, {k:?}: normal {} against {want} (off {err:.1e})", h.normal);
+            let point = x - gap(x);
+            let off = (h.point.as_dvec3() - point).abs().max_element();
+            assert!(
+                off <= 2.0 * f64::from(f32::EPSILON) * point.abs().max_element(),
+                "twin {twin}: point off {off:.1e}"
+            );
+        }
+    }
 }

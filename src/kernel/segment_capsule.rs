@@ -40,8 +40,14 @@ pub fn sq_dist_point_segment(p: Vec3, a: Vec3, b: Vec3) -> f32 {
 /// operations as the lanes twin's test for a start inside the capsule.
 fn sq_dist_parts(ap: Vec3, ab: Vec3) -> f32 {
     let (e, f) = (ap.dot(ab), ab.dot(ab));
-    let w = if f > 0.0 { (e / f).clamp(0.0, 1.0) } else { 0.0 };
-    let off = ap - ab * w;
+    // The ends without the division (the same bits: `ab · 0` and `ab · 1` are exact).
+    let off = if e <= 0.0 || f <= 0.0 {
+        ap
+    } else if e >= f {
+        ap - ab
+    } else {
+        ap - ab * (e / f)
+    };
     off.dot(off)
 }
 
