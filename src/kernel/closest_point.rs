@@ -47,8 +47,9 @@
 //! triangle's size at a sine of 10⁻³). Now the distance stays within 10⁻⁶ of the problem's
 //! size (the longest edge or `|p − v0|`) down to a sine of 10⁻³, and the point within
 //! `10⁻⁷ · size / sin` (`tests/closest_point.rs`); the point always stays inside the bounding
-//! box. Both bounds add the rounding of the point to f32, `2⁻²² · |q|∞` (`v0 + e1·u + e2·v` rounds twice), which far from the
-//! world's origin is the larger term (the distance is `|q − p|`).
+//! box. Both bounds add the rounding of the point to f32, `2⁻²² · |q|∞` (`v0 + e1·u + e2·v`
+//! rounds twice), which far from the world's origin is the larger term (the distance is
+//! `|q − p|`).
 //!
 //! Scale: the region tests multiply dot products (fourth powers of the sizes), so the triangle
 //! kernels take them on `v1 - v0`, `v2 - v0`, `p - v0` (and `p - v1`, `p - v2`) multiplied by

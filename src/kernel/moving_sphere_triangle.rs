@@ -16,9 +16,9 @@
 //!
 //! The contact point is the triangle's closest point to the centre at the time of impact,
 //! and the normal points from it to that centre (for `r = 0`, where they coincide, the face
-//! normal turned towards the start: the rounded gap of a point sweep points anywhere). A degenerate triangle has no face and is its edges; a
-//! zero motion touches only at `t = 0`. Invalid input (a non-finite number, a negative
-//! radius) never touches.
+//! normal turned towards the start: the rounded gap of a point sweep points anywhere). A
+//! degenerate triangle has no face and is its edges; a zero motion touches only at `t = 0`.
+//! Invalid input (a non-finite number, a negative radius) never touches.
 //!
 //! The lanes twin [`sweep_lanes`] evaluates the same steps branch-free, with the capsule
 //! kernels' lanes roots, so it is not bitwise equal: hit/miss can differ only within rounding

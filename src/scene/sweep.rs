@@ -179,7 +179,7 @@ impl Sweepable for Triangle {
         let (hit, toi, _, _) = moving_sphere_triangle::sweep_lanes(c, r, m, prims);
         (hit, toi)
     }
-    /// In f64 from the f32 inputs and `toi` ([`triangle_contact_f64`]): the centre at `toi`
+    /// In f64 from the f32 inputs and `toi` ([`closest_on_triangle_f64`]): the centre at `toi`
     /// rounds at the size of the coordinates in f32, which is a large part of a small radius
     /// far from the world's origin, and a large triangle's closest point rounds at its size.
     fn contact(&self, s: &SphereSweep, toi: f32) -> (Vec3, Vec3) {
@@ -473,7 +473,7 @@ impl Scene {
         if !b.found() {
             return None;
         }
-        let (i, p) = (b.index as usize, s.at(b.key));
+        let i = b.index as usize;
         let ((point, normal), kind) = match b.kind {
             0 => (self.tris.prims.get(i).contact(s, b.key), HitKind::Triangle),
             1 => (self.spheres.prims.get(i).contact(s, b.key), HitKind::Sphere),
@@ -483,7 +483,7 @@ impl Scene {
                 // from that side (the gap at `toi` is a multiple of the normal whose sign,
                 // for a point or a start on the plane, is only rounding).
                 let plane = self.planes.get(i);
-                let q = cp::plane_scalar(p, &plane);
+                let q = cp::plane_scalar(s.at(b.key), &plane);
                 let n = plane.normal.normalize_or_zero();
                 let face = if n.dot(s.center) - plane.d / plane.normal.length() < 0.0 { -n } else { n };
                 ((q, face), HitKind::Plane)
