@@ -15,7 +15,7 @@
 //!   large triangle, box edge and corner) against normals and times worked out in f64 per
 //!   feature; point sweeps (radius 0) get the surface normal.
 
-use glam::{DVec3, Vec3};
+use glam::{Affine3A, DVec3, Vec3};
 use lanecast::prim::{Aabb, Plane, Sphere, Triangle};
 use lanecast::rng::Rng;
 use lanecast::{Backend, HitKind, Scene, SceneBuilder, SphereSweep, SweepHit};
@@ -428,6 +428,9 @@ fn first_root(p0: DVec3, pm: DVec3, r: f64) -> f64 {
 struct FarCase {
     name: &'static str,
     scene: Scene,
+    /// The same shape as a prototype near the origin, placed by an instance that moves it
+    /// out (a translation: the placed shape has the same coordinates bit for bit).
+    placed: Scene,
     s: SphereSweep,
     want_toi: f64,
     gap: Box<dyn Fn(DVec3) -> DVec3>,
@@ -441,10 +444,13 @@ fn far_cases() -> Vec<FarCase> {
     let f = Vec3::as_dvec3;
     let o = Vec3::new(1400.3718, -1203.612, 977.1309);
     let r = 0.03f32;
+    let out_there = |t: Triangle| Triangle::new(t.v[0] + o, t.v[1] + o, t.v[2] + o);
     let mut cases = Vec::new();
-    let mut tri_case = |name, tri: Triangle, start: DVec3, motion: DVec3, feature: Feature| {
+    let mut tri_case = |name, local: Triangle, start: DVec3, motion: DVec3, feature: Feature| {
+        let tri = out_there(local);
         let [a, b, c] = tri.v.map(f);
         let scene = one(|sb| sb.add_triangle(tri).unwrap());
+        let placed = placed_at(o, |sb| sb.add_triangle(local).unwrap());
         let s = SphereSweep::new(start.as_vec3(), r, motion.as_vec3());
         let (c0, m) = (f(s.center), f(s.motion));
         let n = (b - a).cross(c - a).normalize();
@@ -464,11 +470,10 @@ fn far_cases() -> Vec<FarCase> {
                 (first_root(c0 - v, m, f64::from(r)), Box::new(move |x| x - v))
             }
         };
-        cases.push(FarCase { name, scene, s, want_toi, gap });
+        cases.push(FarCase { name, scene, placed, s, want_toi, gap });
     };
-    let small =
-        Triangle::new(o + Vec3::new(0.1, 0.02, 0.05), o + Vec3::new(0.4, 0.07, -0.03), o + Vec3::new(0.18, 0.33, 0.11));
-    let [a, b, c] = small.v.map(f);
+    let small = Triangle::new(Vec3::new(0.1, 0.02, 0.05), Vec3::new(0.4, 0.07, -0.03), Vec3::new(0.18, 0.33, 0.11));
+    let [a, b, c] = out_there(small).v.map(f);
     let n = (b - a).cross(c - a).normalize();
     let g = (a + b + c) / 3.0;
     let t = (b - a).normalize();
@@ -481,12 +486,9 @@ fn far_cases() -> Vec<FarCase> {
     let away = (c - g).normalize();
     assert!(away.dot(a - c) < 0.0 && away.dot(b - c) < 0.0);
     tri_case("small triangle, vertex", small, c + away * 0.2 + n * 0.005, away * -0.4, Feature::Vertex(2));
-    let big = Triangle::new(
-        o + Vec3::new(-1000.0, -900.0, 5.0),
-        o + Vec3::new(1100.0, -800.0, -7.0),
-        o + Vec3::new(50.0, 1200.0, 3.0),
-    );
-    let [a, b, c] = big.v.map(f);
+    let big =
+        Triangle::new(Vec3::new(-1000.0, -900.0, 5.0), Vec3::new(1100.0, -800.0, -7.0), Vec3::new(50.0, 1200.0, 3.0));
+    let [a, b, c] = out_there(big).v.map(f);
     let n = (b - a).cross(c - a).normalize();
     let t = (b - a).normalize();
     let foot = |x: DVec3| x - n * n.dot(x - a);
@@ -495,21 +497,32 @@ fn far_cases() -> Vec<FarCase> {
     let mid = (a + b) / 2.0 + t * 3.7;
     tri_case("large triangle, edge", big, mid + out * 0.2 + n * 0.01, out * -0.4, Feature::Edge(0, 1));
 
-    let bx = Aabb::new(o + Vec3::new(-0.11, -0.07, -0.13), o + Vec3::new(0.09, 0.12, 0.06));
+    let local = Aabb::new(Vec3::new(-0.11, -0.07, -0.13), Vec3::new(0.09, 0.12, 0.06));
+    let bx = Aabb::new(local.min + o, local.max + o);
     let (lo, hi) = (f(bx.min), f(bx.max));
     let scene = || one(|sb| sb.add_box(bx).unwrap());
+    let placed = || placed_at(o, |sb| sb.add_box(local).unwrap());
     // The edge x = max, y = max (z inside): towards it along (-1, -1, 0.2).
     let s = SphereSweep::new((hi + DVec3::new(0.2, 0.21, -0.1)).as_vec3(), r, Vec3::new(-0.4, -0.4, 0.08));
     let edge = move |x: DVec3| DVec3::new(x.x - hi.x, x.y - hi.y, 0.0);
     let m = f(s.motion);
     let want_toi = first_root(edge(f(s.center)), DVec3::new(m.x, m.y, 0.0), f64::from(r));
-    cases.push(FarCase { name: "small box, edge", scene: scene(), s, want_toi, gap: Box::new(edge) });
+    cases.push(FarCase { name: "small box, edge", scene: scene(), placed: placed(), s, want_toi, gap: Box::new(edge) });
     // The corner (min x, max y, min z).
     let corner = DVec3::new(lo.x, hi.y, lo.z);
     let s = SphereSweep::new((corner + DVec3::new(-0.2, 0.17, -0.23)).as_vec3(), r, Vec3::new(0.4, -0.33, 0.41));
     let want_toi = first_root(f(s.center) - corner, f(s.motion), f64::from(r));
-    cases.push(FarCase { name: "small box, corner", scene: scene(), s, want_toi, gap: Box::new(move |x| x - corner) });
+    let gap = Box::new(move |x| x - corner);
+    cases.push(FarCase { name: "small box, corner", scene: scene(), placed: placed(), s, want_toi, gap });
     cases
+}
+
+/// A scene of one shape added near the origin and placed at `o` by an instance.
+fn placed_at(o: Vec3, shape: impl FnOnce(&mut SceneBuilder) -> u32) -> Scene {
+    let mut b = SceneBuilder::new();
+    let geom = shape(&mut b);
+    b.add_instance(geom, Affine3A::from_translation(o)).unwrap();
+    b.build().unwrap()
 }
 
 #[derive(Clone, Copy)]
@@ -525,30 +538,29 @@ enum Feature {
 /// 10⁻⁵ of the exact one at the reported `toi` (the direction from the feature the case is
 /// built to meet to the centre there, in f64), the point within two f32 steps of the exact
 /// closest point, `toi` within 10⁻⁵ of the exact time. From the rounded centre at `toi` the
-/// normals were off by about `ulp(1400) / 0.03 ≈ 4·10⁻³`.
+/// normals were off by about `ulp(1400) / 0.03 ≈ 4·10⁻³`. The same through an instance that
+/// places the shape out there (the placed copy is tested in the world, as a shape of its own).
 #[test]
 fn small_sweeps_far_out_get_accurate_contacts_on_triangles_and_boxes() {
     for k in far_cases() {
         let (c, m) = (k.s.center.as_dvec3(), k.s.motion.as_dvec3());
         assert!(k.want_toi > 0.05 && k.want_toi < 0.95, "{}: the case is not built as meant ({})", k.name, k.want_toi);
-        for backend in BACKENDS {
-            let h = k.scene.sweep_with(&k.s, backend).unwrap_or_else(|| panic!("{}, {backend:?}: no contact", k.name));
-            assert!(
-                (f64::from(h.toi) - k.want_toi).abs() <= 1e-5,
-                "{}, {backend:?}: toi {} against {}",
-                k.name,
-                h.toi,
-                k.want_toi
-            );
-            let x = c + m * f64::from(h.toi);
-            let gap = (k.gap)(x);
-            let want = gap.normalize();
-            let err = (h.normal.as_dvec3() - want).abs().max_element();
-            assert!(err <= 1e-5, "{}, {backend:?}: normal {} against {want} (off {err:.2e})", k.name, h.normal);
-            let point = x - gap;
-            let step = f64::from(f32::EPSILON) * point.abs().max_element();
-            let off = (h.point.as_dvec3() - point).abs().max_element();
-            assert!(off <= 2.0 * step, "{}, {backend:?}: point {} against {point} (off {off:.2e})", k.name, h.point);
+        for (how, scene) in [("", &k.scene), (", instanced", &k.placed)] {
+            for backend in BACKENDS {
+                let name = format!("{}{how}, {backend:?}", k.name);
+                let h = scene.sweep_with(&k.s, backend).unwrap_or_else(|| panic!("{name}: no contact"));
+                assert_eq!(h.inst == u32::MAX, how.is_empty(), "{name}: instance id {}", h.inst);
+                assert!((f64::from(h.toi) - k.want_toi).abs() <= 1e-5, "{name}: toi {} against {}", h.toi, k.want_toi);
+                let x = c + m * f64::from(h.toi);
+                let gap = (k.gap)(x);
+                let want = gap.normalize();
+                let err = (h.normal.as_dvec3() - want).abs().max_element();
+                assert!(err <= 1e-5, "{name}: normal {} against {want} (off {err:.2e})", h.normal);
+                let point = x - gap;
+                let step = f64::from(f32::EPSILON) * point.abs().max_element();
+                let off = (h.point.as_dvec3() - point).abs().max_element();
+                assert!(off <= 2.0 * step, "{name}: point {} against {point} (off {off:.2e})", h.point);
+            }
         }
     }
 }
