@@ -12,8 +12,9 @@
 //! * Known contacts, zero motion, motion parallel to a face, invalid input, empty scenes and
 //!   batches.
 //! * Contacts of small spheres far from the origin (sphere, triangle face, edge and vertex, a
-//!   large triangle, box edge and corner) against normals and times worked out in f64 per
-//!   feature; point sweeps (radius 0) get the surface normal.
+//!   large triangle, box edge and corner), in the scene and through an instance, against
+//!   normals and times worked out in f64 per feature; point sweeps (radius 0) get the surface
+//!   normal.
 
 use glam::{Affine3A, DVec3, Vec3};
 use lanecast::prim::{Aabb, Plane, Sphere, Triangle};
