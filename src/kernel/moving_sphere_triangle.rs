@@ -74,14 +74,10 @@ pub fn sweep_scalar(center: Vec3, radius: f32, motion: Vec3, tri: &Triangle) -> 
     // (`kernel::scale`).
     let (c0, e1, e2) = (center - v0, v1 - v0, v2 - v0);
     let l2 = c0.dot(c0).max(e1.dot(e1)).max(e2.dot(e2)).max(motion.dot(motion)).max(radius * radius);
+    // `s = 1` where no factor is needed: every product with it is exact, the same bits.
     let s = normaliser_sq(l2, || max_abs(&[c0, e1, e2, motion]).max(radius));
-    if s != 1.0 {
-        let scaled = Triangle::new(Vec3::ZERO, e1 * s, e2 * s);
-        let h = sweep_core(c0 * s, radius * s, motion * s, &scaled)?;
-        return Some(SweepContact { point: h.point * (1.0 / s) + v0, ..h });
-    }
-    let h = sweep_core(c0, radius, motion, &Triangle::new(Vec3::ZERO, e1, e2))?;
-    Some(SweepContact { point: h.point + v0, ..h })
+    let h = sweep_core(c0 * s, radius * s, motion * s, &Triangle::new(Vec3::ZERO, e1 * s, e2 * s))?;
+    Some(SweepContact { point: h.point * (1.0 / s) + v0, ..h })
 }
 
 /// [`sweep_scalar`] on valid input whose magnitudes need no scaling.
@@ -179,6 +175,8 @@ pub fn sweep_lanes<L: Lanes>(
         let point = Vec3x::select(hit, point.scale(one / s) + tri.v0, point);
         return (hit, toi, point, normal);
     }
+    // No lane needs a factor (the usual case): without the products and the division, which
+    // cost the lanes 3 % (x4, x8) when made with `s = 1`.
     let (hit, toi, point, normal) = sweep_lanes_core(c0, radius, motion, &rel);
     (hit, toi, Vec3x::select(hit, point + tri.v0, point), normal)
 }
