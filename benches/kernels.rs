@@ -7,9 +7,11 @@
 //!
 //! * `scalar`: the `*_scalar` reference, one pair at a time, reading array-of-structs
 //!   copies (`Vec<Ray>`, `Vec<Sphere>`, …) of the pool;
-//! * `x4` / `x8` / `x16`: the `*_lanes` kernel on `F32x4` / `F32x8` / `F32x16`, loading lanes `i..i + N` of the
-//!   pool's `RaySoa` / `Soa` columns (so the packet validity mask and the loads are part of
-//!   the cost, as for a real caller);
+//! * `x4` / `x8` / `x16`: the `*_lanes` kernel on `F32x4` / `F32x8` / `F32x16`, over lanes
+//!   `i..i + N` of the pool's columns: rays made into a packet from the `RaySoa`'s columns
+//!   (the slices `autovec` reads) by `RayPacket::new`, as a caller holding its own column
+//!   buffers makes them (so the packet validity mask and the loads are part of the cost),
+//!   primitives loaded from their `Soa` (`Soa::lanes`);
 //! * `autovec` (ray–sphere, ray–box and ray–triangle only): the lanes math written as a plain
 //!   scalar loop over the same `&[f32]` columns, left to the compiler to vectorise.
 //!

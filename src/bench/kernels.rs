@@ -9,7 +9,7 @@ use crate::kernel::{
 };
 use crate::lanes::{F32x4, F32x8, F32x16, Lanes, Mask};
 use crate::prim::{Aabb, Capsule, Plane, Primitive, Soa, Sphere, Triangle};
-use crate::ray::{Ray, RayColumn, RaySoa};
+use crate::ray::{Ray, RayColumn, RayPacket, RaySoa};
 use crate::rng::Rng;
 use crate::vec3x::Vec3x;
 use glam::Vec3;
@@ -27,9 +27,11 @@ pub enum Variant {
     /// The `*_scalar` reference, one pair at a time, reading array-of-structs copies
     /// (`Vec<Ray>`, `Vec<Sphere>`, …) of the pool.
     Scalar,
-    /// The `*_lanes` kernel on [`F32x4`], loading lanes `i..i + 4` of the pool's [`RaySoa`] /
-    /// [`Soa`] columns (so the packet validity mask and the loads are part of the cost, as for
-    /// a real caller).
+    /// The `*_lanes` kernel on [`F32x4`], over lanes `i..i + 4` of the pool's columns: rays
+    /// made into a packet from the [`RaySoa`]'s columns (the slices `Autovec` reads) by
+    /// [`RayPacket::new`], as a caller holding its own column buffers makes them (so the
+    /// packet's validity mask and the loads are part of the cost), primitives loaded from
+    /// their [`Soa`] ([`Soa::lanes`]).
     X4,
     /// The same on [`F32x8`].
     X8,
@@ -175,9 +177,9 @@ impl<K: KernelDef> Passes for Entry<K> {
         let (p, out) = (black_box(&self.pool), black_box(out));
         Some(match variant {
             Variant::Scalar => run_scalar::<K>(p, out),
-            Variant::X4 => run_lanes::<K, F32x4>(p, out),
-            Variant::X8 => run_lanes::<K, F32x8>(p, out),
-            Variant::X16 => run_lanes::<K, F32x16>(p, out),
+            Variant::X4 => K::pass::<F32x4>(p, out),
+            Variant::X8 => K::pass::<F32x8>(p, out),
+            Variant::X16 => K::pass::<F32x16>(p, out),
             Variant::Autovec => K::AUTOVEC?(p, out),
         })
     }
@@ -314,8 +316,9 @@ trait KernelDef: 'static {
     fn pool(rng: &mut Rng) -> Self::Pool;
     /// Pair `i` through the scalar reference.
     fn scalar(p: &Self::Pool, i: usize) -> Scalar;
-    /// Pairs `i..i + L::N` through the lanes kernel.
-    fn lanes<L: Lanes>(p: &Self::Pool, i: usize) -> LanesOut<L>;
+    /// A pass of the lanes kernel over the pool, `L::N` pairs at a time ([`ray_pass`] or
+    /// [`index_pass`]): the pairs that hit.
+    fn pass<L: Lanes>(p: &Self::Pool, out: &mut [f32]) -> u32;
     const AUTOVEC: Autovec<Self::Pool> = None;
 }
 
@@ -338,8 +341,8 @@ impl KernelDef for RaySphereTest {
         (ray_sphere::test_scalar(&r.v[i], &s.v[i]), None)
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((r, s): &Self::Pool, i: usize) -> LanesOut<L> {
-        (ray_sphere::test_lanes(&r.soa.packet::<L>(i), &s.soa.lanes::<L>(i)), None)
+    fn pass<L: Lanes>((r, s): &Self::Pool, out: &mut [f32]) -> u32 {
+        ray_pass::<L>(r, out, |rays, i| (ray_sphere::test_lanes(rays, &s.soa.lanes::<L>(i)), None))
     }
     const AUTOVEC: Autovec<Self::Pool> = Some(autovec_ray_sphere_test);
 }
@@ -356,9 +359,11 @@ impl KernelDef for RaySphereIntersect {
         t_of(ray_sphere::intersect_scalar(&r.v[i], &s.v[i]))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((r, s): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t) = ray_sphere::intersect_lanes(&r.soa.packet::<L>(i), &s.soa.lanes::<L>(i));
-        (hit, Some(t))
+    fn pass<L: Lanes>((r, s): &Self::Pool, out: &mut [f32]) -> u32 {
+        ray_pass::<L>(r, out, |rays, i| {
+            let (hit, t) = ray_sphere::intersect_lanes(rays, &s.soa.lanes::<L>(i));
+            (hit, Some(t))
+        })
     }
     const AUTOVEC: Autovec<Self::Pool> = Some(autovec_ray_sphere_intersect);
 }
@@ -387,11 +392,13 @@ impl KernelDef for SegmentSphereCrossings {
         (x.count() > 0, Some(part(x.enter) + part(x.exit)))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((r, s): &Self::Pool, i: usize) -> LanesOut<L> {
-        let x = segment_sphere::crossings_lanes(&r.soa.packet::<L>(i), &s.soa.lanes::<L>(i));
-        let sum = |n: Vec3x<L>| n.x + n.y + n.z;
-        let digest = x.t_enter + sum(x.n_enter) + x.t_exit + sum(x.n_exit);
-        (x.enter | x.exit, Some(digest))
+    fn pass<L: Lanes>((r, s): &Self::Pool, out: &mut [f32]) -> u32 {
+        ray_pass::<L>(r, out, |rays, i| {
+            let x = segment_sphere::crossings_lanes(rays, &s.soa.lanes::<L>(i));
+            let sum = |n: Vec3x<L>| n.x + n.y + n.z;
+            let digest = x.t_enter + sum(x.n_enter) + x.t_exit + sum(x.n_exit);
+            (x.enter | x.exit, Some(digest))
+        })
     }
 }
 
@@ -408,9 +415,11 @@ impl KernelDef for RayAabb {
         t_of(ray_aabb::intersect_scalar(&r.v[i], &b.v[i]).map(|(t0, _)| t0))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((r, b): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t0, _) = ray_aabb::intersect_lanes(&r.soa.packet::<L>(i), &b.soa.lanes::<L>(i));
-        (hit, Some(t0))
+    fn pass<L: Lanes>((r, b): &Self::Pool, out: &mut [f32]) -> u32 {
+        ray_pass::<L>(r, out, |rays, i| {
+            let (hit, t0, _) = ray_aabb::intersect_lanes(rays, &b.soa.lanes::<L>(i));
+            (hit, Some(t0))
+        })
     }
     const AUTOVEC: Autovec<Self::Pool> = Some(autovec_ray_aabb);
 }
@@ -428,9 +437,11 @@ impl KernelDef for RayTriangle {
         t_of(ray_triangle::intersect_scalar(&r.v[i], &t.v[i]).map(|h| h.t + h.u + h.v))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((r, t): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t, u, v) = ray_triangle::intersect_lanes(&r.soa.packet::<L>(i), &t.soa.lanes::<L>(i));
-        (hit, Some(t + u + v))
+    fn pass<L: Lanes>((r, t): &Self::Pool, out: &mut [f32]) -> u32 {
+        ray_pass::<L>(r, out, |rays, i| {
+            let (hit, t, u, v) = ray_triangle::intersect_lanes(rays, &t.soa.lanes::<L>(i));
+            (hit, Some(t + u + v))
+        })
     }
     const AUTOVEC: Autovec<Self::Pool> = Some(autovec_ray_triangle);
 }
@@ -449,10 +460,12 @@ impl KernelDef for RayTriangleWatertight {
     }
     /// `N` rays against `N` triangles, the set-up of the rays included.
     #[inline(always)]
-    fn lanes<L: Lanes>((r, t): &Self::Pool, i: usize) -> LanesOut<L> {
-        let rays = watertight::ShearedLanes::new(&r.soa.packet::<L>(i));
-        let (hit, t, u, v) = watertight::intersect_lanes(&rays, &t.soa.lanes::<L>(i));
-        (hit, Some(t + u + v))
+    fn pass<L: Lanes>((r, t): &Self::Pool, out: &mut [f32]) -> u32 {
+        ray_pass::<L>(r, out, |rays, i| {
+            let rays = watertight::ShearedLanes::new(rays);
+            let (hit, t, u, v) = watertight::intersect_lanes(&rays, &t.soa.lanes::<L>(i));
+            (hit, Some(t + u + v))
+        })
     }
     const AUTOVEC: Autovec<Self::Pool> = None;
 }
@@ -479,9 +492,11 @@ impl KernelDef for RayPlane {
         t_of(ray_plane::intersect_scalar(&r.v[i], &p.v[i]))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((r, p): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t) = ray_plane::intersect_lanes(&r.soa.packet::<L>(i), &p.soa.lanes::<L>(i));
-        (hit, Some(t))
+    fn pass<L: Lanes>((r, p): &Self::Pool, out: &mut [f32]) -> u32 {
+        ray_pass::<L>(r, out, |rays, i| {
+            let (hit, t) = ray_plane::intersect_lanes(rays, &p.soa.lanes::<L>(i));
+            (hit, Some(t))
+        })
     }
 }
 
@@ -506,9 +521,11 @@ impl KernelDef for AabbTriangleSat {
         (aabb_triangle::overlap_scalar(&b.v[i], &t.v[i]), None)
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((b, t): &Self::Pool, i: usize) -> LanesOut<L> {
-        let hit = aabb_triangle::overlap_lanes(&b.soa.lanes::<L>(i), &t.soa.lanes::<L>(i));
-        (hit, None)
+    fn pass<L: Lanes>((b, t): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| {
+            let hit = aabb_triangle::overlap_lanes(&b.soa.lanes::<L>(i), &t.soa.lanes::<L>(i));
+            (hit, None)
+        })
     }
 }
 
@@ -531,8 +548,8 @@ impl KernelDef for SphereAabb {
         (overlap::sphere_aabb_scalar(&s.v[i], &b.v[i]), None)
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((s, b): &Self::Pool, i: usize) -> LanesOut<L> {
-        (overlap::sphere_aabb_lanes(&s.soa.lanes::<L>(i), &b.soa.lanes::<L>(i)), None)
+    fn pass<L: Lanes>((s, b): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| (overlap::sphere_aabb_lanes(&s.soa.lanes::<L>(i), &b.soa.lanes::<L>(i)), None))
     }
 }
 
@@ -555,8 +572,8 @@ impl KernelDef for AabbAabb {
         (overlap::aabb_aabb_scalar(&a.v[i], &b.v[i]), None)
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((a, b): &Self::Pool, i: usize) -> LanesOut<L> {
-        (overlap::aabb_aabb_lanes(&a.soa.lanes::<L>(i), &b.soa.lanes::<L>(i)), None)
+    fn pass<L: Lanes>((a, b): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| (overlap::aabb_aabb_lanes(&a.soa.lanes::<L>(i), &b.soa.lanes::<L>(i)), None))
     }
 }
 
@@ -585,14 +602,16 @@ impl KernelDef for MovingSphereSphere {
         t_of(moving_sphere_sphere::time_of_impact_scalar(&a.v[i], va.v[i], &b.v[i], vb.v[i]))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((a, va, b, vb): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t) = moving_sphere_sphere::time_of_impact_lanes(
-            &a.soa.lanes::<L>(i),
-            va.lanes(i),
-            &b.soa.lanes::<L>(i),
-            vb.lanes(i),
-        );
-        (hit, Some(t))
+    fn pass<L: Lanes>((a, va, b, vb): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| {
+            let (hit, t) = moving_sphere_sphere::time_of_impact_lanes(
+                &a.soa.lanes::<L>(i),
+                va.lanes(i),
+                &b.soa.lanes::<L>(i),
+                vb.lanes(i),
+            );
+            (hit, Some(t))
+        })
     }
 }
 
@@ -619,9 +638,11 @@ impl KernelDef for SegmentCapsule {
         t_of(segment_capsule::intersect_scalar(p.v[i], q.v[i], &c.v[i]))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((p, q, c): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t) = segment_capsule::intersect_lanes(p.lanes(i), q.lanes(i), &c.soa.lanes::<L>(i));
-        (hit, Some(t))
+    fn pass<L: Lanes>((p, q, c): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| {
+            let (hit, t) = segment_capsule::intersect_lanes(p.lanes(i), q.lanes(i), &c.soa.lanes::<L>(i));
+            (hit, Some(t))
+        })
     }
 }
 
@@ -647,9 +668,12 @@ impl KernelDef for MovingSphereAabb {
         t_of(moving_sphere_aabb::time_of_impact_scalar(&s.v[i], v.v[i], &b.v[i]))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((s, v, b): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t) = moving_sphere_aabb::time_of_impact_lanes(&s.soa.lanes::<L>(i), v.lanes(i), &b.soa.lanes::<L>(i));
-        (hit, Some(t))
+    fn pass<L: Lanes>((s, v, b): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| {
+            let (hit, t) =
+                moving_sphere_aabb::time_of_impact_lanes(&s.soa.lanes::<L>(i), v.lanes(i), &b.soa.lanes::<L>(i));
+            (hit, Some(t))
+        })
     }
 }
 
@@ -678,11 +702,13 @@ impl KernelDef for MovingSphereTriangle {
         t_of(moving_sphere_triangle::sweep_scalar(sphere.center, sphere.radius, v.v[i], &t.v[i]).map(|c| c.toi))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((s, v, t): &Self::Pool, i: usize) -> LanesOut<L> {
-        let sphere = s.soa.lanes::<L>(i);
-        let (hit, toi, _, _) =
-            moving_sphere_triangle::sweep_lanes(sphere.center, sphere.radius, v.lanes(i), &t.soa.lanes::<L>(i));
-        (hit, Some(toi))
+    fn pass<L: Lanes>((s, v, t): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| {
+            let sphere = s.soa.lanes::<L>(i);
+            let (hit, toi, _, _) =
+                moving_sphere_triangle::sweep_lanes(sphere.center, sphere.radius, v.lanes(i), &t.soa.lanes::<L>(i));
+            (hit, Some(toi))
+        })
     }
 }
 
@@ -713,14 +739,16 @@ impl KernelDef for MovingAabbAabb {
         t_of(r.map(|(t0, _)| t0))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((a, va, b, vb): &Self::Pool, i: usize) -> LanesOut<L> {
-        let (hit, t0, _) = moving_aabb_aabb::time_of_impact_lanes(
-            &a.soa.lanes::<L>(i),
-            va.lanes(i),
-            &b.soa.lanes::<L>(i),
-            vb.lanes(i),
-        );
-        (hit, Some(t0))
+    fn pass<L: Lanes>((a, va, b, vb): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| {
+            let (hit, t0, _) = moving_aabb_aabb::time_of_impact_lanes(
+                &a.soa.lanes::<L>(i),
+                va.lanes(i),
+                &b.soa.lanes::<L>(i),
+                vb.lanes(i),
+            );
+            (hit, Some(t0))
+        })
     }
 }
 
@@ -758,10 +786,12 @@ impl KernelDef for ClosestPointTriangle {
         near_scalar(closest_point::distance_squared_scalar(p.v[i], q))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((p, t): &Self::Pool, i: usize) -> LanesOut<L> {
-        let pl = p.lanes::<L>(i);
-        let (q, _, _) = closest_point::triangle_lanes(pl, &t.soa.lanes::<L>(i));
-        near_lanes(closest_point::distance_squared_lanes(pl, q))
+    fn pass<L: Lanes>((p, t): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| {
+            let pl = p.lanes::<L>(i);
+            let (q, _, _) = closest_point::triangle_lanes(pl, &t.soa.lanes::<L>(i));
+            near_lanes(closest_point::distance_squared_lanes(pl, q))
+        })
     }
 }
 
@@ -783,10 +813,12 @@ impl KernelDef for ClosestPointSphere {
         near_scalar(closest_point::distance_squared_scalar(p.v[i], q))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((p, s): &Self::Pool, i: usize) -> LanesOut<L> {
-        let pl = p.lanes::<L>(i);
-        let (q, _) = closest_point::sphere_lanes(pl, &s.soa.lanes::<L>(i));
-        near_lanes(closest_point::distance_squared_lanes(pl, q))
+    fn pass<L: Lanes>((p, s): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| {
+            let pl = p.lanes::<L>(i);
+            let (q, _) = closest_point::sphere_lanes(pl, &s.soa.lanes::<L>(i));
+            near_lanes(closest_point::distance_squared_lanes(pl, q))
+        })
     }
 }
 
@@ -809,10 +841,12 @@ impl KernelDef for ClosestPointAabb {
         near_scalar(closest_point::distance_squared_scalar(p.v[i], q))
     }
     #[inline(always)]
-    fn lanes<L: Lanes>((p, b): &Self::Pool, i: usize) -> LanesOut<L> {
-        let pl = p.lanes::<L>(i);
-        let (q, _) = closest_point::aabb_lanes(pl, &b.soa.lanes::<L>(i));
-        near_lanes(closest_point::distance_squared_lanes(pl, q))
+    fn pass<L: Lanes>((p, b): &Self::Pool, out: &mut [f32]) -> u32 {
+        index_pass::<L>(out, |i| {
+            let pl = p.lanes::<L>(i);
+            let (q, _) = closest_point::aabb_lanes(pl, &b.soa.lanes::<L>(i));
+            near_lanes(closest_point::distance_squared_lanes(pl, q))
+        })
     }
 }
 
@@ -972,14 +1006,42 @@ fn run_scalar<K: KernelDef>(p: &K::Pool, out: &mut [f32]) -> u32 {
     hits
 }
 
+/// A pass that loads pairs `i..i + N` at `i` for every multiple `i` of `N` (pools without
+/// rays).
 #[inline(never)]
-fn run_lanes<K: KernelDef, L: Lanes>(p: &K::Pool, out: &mut [f32]) -> u32 {
+fn index_pass<L: Lanes>(out: &mut [f32], mut pairs: impl FnMut(usize) -> LanesOut<L>) -> u32 {
     let mut hits = 0;
-    for i in (0..out.len()).step_by(L::N) {
-        let (hit, v) = K::lanes::<L>(p, i);
+    for (k, o) in out.chunks_exact_mut(L::N).enumerate() {
+        let (hit, v) = pairs(k * L::N);
         hits += hit.bitmask().count_ones();
         if let Some(v) = v {
-            v.store(&mut out[i..]);
+            v.store(o);
+        }
+    }
+    hits
+}
+
+/// A pass over a pool with rays: the packet of rays `i..i + N` made from the pool's ray
+/// columns (as a caller holding its own column buffers makes it: [`RayPacket::new`], the
+/// validity mask included), pairs `i..i + N` of the rest loaded at `i` by `pairs`.
+#[inline(never)]
+fn ray_pass<L: Lanes>(rays: &Rays, out: &mut [f32], mut pairs: impl FnMut(&RayPacket<L>, usize) -> LanesOut<L>) -> u32 {
+    let [ox, oy, oz, dx, dy, dz, t0, t1] = rays.cols(PAIRS);
+    let out = &mut out[..PAIRS];
+    let mut hits = 0;
+    for i in (0..PAIRS).step_by(L::N) {
+        let load = |c: &[f32]| L::load(&c[i..i + L::N]);
+        let packet = RayPacket::new(
+            Vec3x::new(load(ox), load(oy), load(oz)),
+            Vec3x::new(load(dx), load(dy), load(dz)),
+            load(t0),
+            load(t1),
+            L::Mask::splat(true),
+        );
+        let (hit, v) = pairs(&packet, i);
+        hits += hit.bitmask().count_ones();
+        if let Some(v) = v {
+            v.store(&mut out[i..i + L::N]);
         }
     }
     hits
