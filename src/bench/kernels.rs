@@ -1036,7 +1036,7 @@ fn ray_pass<L: Lanes>(rays: &Rays, out: &mut [f32], mut pairs: impl FnMut(&RayPa
             Vec3x::new(load(dx), load(dy), load(dz)),
             load(t0),
             load(t1),
-            L::Mask::splat(true),
+            L::Mask::splat(true), // every lane a pair: `PAIRS` is a multiple of 16
         );
         let (hit, v) = pairs(&packet, i);
         hits += hit.bitmask().count_ones();
