@@ -1023,7 +1023,10 @@ fn index_pass<L: Lanes>(out: &mut [f32], mut pairs: impl FnMut(usize) -> LanesOu
 
 /// A pass over a pool with rays: the packet of rays `i..i + N` made from the pool's ray
 /// columns (as a caller holding its own column buffers makes it: [`RayPacket::new`], the
-/// validity mask included), pairs `i..i + N` of the rest loaded at `i` by `pairs`.
+/// validity mask included), pairs `i..i + N` of the rest loaded at `i` by `pairs`. Its own
+/// loop, not [`index_pass`] with a closure that makes the packets: the eight column slices
+/// then travel in the closure through memory, and x16 `ray_aabb` measured 0.89× `autovec`
+/// instead of 1.03–1.06×.
 #[inline(never)]
 fn ray_pass<L: Lanes>(rays: &Rays, out: &mut [f32], mut pairs: impl FnMut(&RayPacket<L>, usize) -> LanesOut<L>) -> u32 {
     let [ox, oy, oz, dx, dy, dz, t0, t1] = rays.cols(PAIRS);
