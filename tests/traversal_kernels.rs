@@ -302,13 +302,21 @@ fn random_times(rng: &mut Rng) -> [f32; 8] {
     })
 }
 
+/// One of the child orders of `N` lanes against [`child_order::order_scalar`], bit for bit
+/// on the hits' entries, and the contract itself.
+type Order<const N: usize> = fn(&[f32; N], &[u32; N], u32, &mut [StackEntry; 8]) -> u32;
+
 fn check_order(t: &[f32; 8], kids: &[u32; 8], hits: u32) {
+    check_order_with::<8>(child_order::order8, t, kids, hits);
+}
+
+fn check_order_with<const N: usize>(order: Order<N>, t: &[f32; N], kids: &[u32; N], hits: u32) {
     let k = hits.count_ones() as usize;
     let (mut a, mut b) = ([StackEntry::default(); 8], [StackEntry::default(); 8]);
-    let near8 = child_order::order8(t, kids, hits, &mut a);
+    let near_lanes = order(t, kids, hits, &mut a);
     let near = child_order::order_scalar(t, kids, hits, &mut b);
     let bits = |e: &[StackEntry]| e.iter().map(|e| (e.child, e.t.to_bits())).collect::<Vec<_>>();
-    assert_eq!((near8, bits(&a[..k])), (near, bits(&b[..k])), "t {t:?} hits {hits:#b}");
+    assert_eq!((near_lanes, bits(&a[..k])), (near, bits(&b[..k])), "t {t:?} hits {hits:#b}");
     // The contract itself: the hit children, each once, keys descending, nearest last.
     assert_eq!(near, b[k - 1].child);
     let lane_of = |c: u32| kids.iter().position(|&x| x == c).unwrap();
@@ -316,7 +324,7 @@ fn check_order(t: &[f32; 8], kids: &[u32; 8], hits: u32) {
     assert!(keys.windows(2).all(|w| w[0] > w[1]), "keys not descending: {keys:?}");
     let mut lanes: Vec<usize> = b[..k].iter().map(|e| lane_of(e.child)).collect();
     lanes.sort_unstable();
-    let expected: Vec<usize> = (0..8).filter(|i| hits >> i & 1 != 0).collect();
+    let expected: Vec<usize> = (0..N).filter(|i| hits >> i & 1 != 0).collect();
     assert_eq!(lanes, expected);
     for e in &b[..k] {
         assert_eq!(e.t.to_bits(), t[lane_of(e.child)].to_bits(), "entry times are kept exactly");
@@ -372,10 +380,47 @@ fn child_order_for_eight_lanes_sorts_the_hits() {
     assert_eq!(out[..7].iter().map(|e| e.child).collect::<Vec<_>>(), [14, 16, 17, 10, 12, 11, 15]);
 }
 
+/// The 4-lane network and the dispatch by width against the scalar twin, in every build:
+/// seeded random entry times with ties, near ties, zeros of both signs, negative and special
+/// values (NaN, infinities, subnormals), and every hit mask with equal, zero and ordered
+/// times.
+#[test]
+fn child_order_four_lane_network_equals_scalar_twin() {
+    let mut rng = Rng::new(0x04de);
+    let kids: [u32; 8] = std::array::from_fn(|i| 100 + i as u32 * 7);
+    let kids4 = [kids[0], kids[1], kids[2], kids[3]];
+    let four = |t: &[f32; 8]| [t[0], t[1], t[2], t[3]];
+    // `order` for 4-wide nodes takes the entry times from the first 4 of its 8 lanes.
+    let order_of_4: Order<4> = |t, kids, hits, out| {
+        let t8 = [t[0], t[1], t[2], t[3], 7.0, 7.0, 7.0, 7.0];
+        child_order::order(&t8, kids, hits, out)
+    };
+    for _ in 0..n_cases() {
+        let t = random_times(&mut rng);
+        let hits = (rng.below(15) + 1) as u32;
+        check_order_with::<4>(child_order::order4, &four(&t), &kids4, hits);
+        check_order_with::<4>(order_of_4, &four(&t), &kids4, hits);
+    }
+    let patterns: [[f32; 4]; 4] = [[2.5; 4], [0.0; 4], [4.0, 3.0, 2.0, 1.0], [1.0, 2.0, 3.0, 4.0]];
+    for t in &patterns {
+        for hits in 1..=15u32 {
+            check_order_with::<4>(child_order::order4, t, &kids4, hits);
+        }
+    }
+}
+
 #[test]
 fn child_order_for_four_lanes_sorts_the_hits() {
-    let mut out = [StackEntry::default(); 8];
-    let near = child_order::order_scalar(&[3.0, 1.0, 2.0, 0.5], &[7, 8, 9, 10], 0b0111, &mut out);
-    assert_eq!(near, 8);
-    assert_eq!(out[..3].iter().map(|e| e.child).collect::<Vec<_>>(), [7, 9, 8]);
+    let scalar: Order<4> = |t, kids, hits, out| child_order::order_scalar(t, kids, hits, out);
+    for order in [scalar, child_order::order4] {
+        let mut out = [StackEntry::default(); 8];
+        // Lane 3 is not hit.
+        let near = order(&[3.0, 1.0, 2.0, 0.5], &[7, 8, 9, 10], 0b0111, &mut out);
+        assert_eq!(near, 8);
+        assert_eq!(out[..3].iter().map(|e| e.child).collect::<Vec<_>>(), [7, 9, 8]);
+        // Equal times go by lane (the larger lane farther); a negative time counts as 0.
+        let near = order(&[1.0, -2.0, 1.0, 1.0], &[7, 8, 9, 10], 0b1111, &mut out);
+        assert_eq!(near, 8);
+        assert_eq!(out[..4].iter().map(|e| e.child).collect::<Vec<_>>(), [10, 9, 7, 8]);
+    }
 }

@@ -274,10 +274,7 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
                 // rays; see child_order. (Finding the nearest by predicted compares here as
                 // well measured slower on sponza's incoherent rays.)
                 let mut entries = [StackEntry::default(); 8];
-                cur = match <&[u32; 8]>::try_from(kids) {
-                    Ok(kids8) => child_order::order8(&t, kids8, bits, &mut entries),
-                    Err(_) => child_order::order_scalar(&t[..L::N], kids, bits, &mut entries),
-                };
+                cur = child_order::order(&t, kids, bits, &mut entries);
                 stack.push_block(&entries, bits.count_ones() as usize - 1);
                 let mut b = bits;
                 while b != 0 {

@@ -93,10 +93,7 @@ pub fn point_wide<L: Lanes, N: WideNode>(
                 let mut t = [0f32; 8];
                 d2.store(&mut t[..L::N]);
                 let mut entries = [StackEntry::default(); 8];
-                cur = match <&[u32; 8]>::try_from(kids) {
-                    Ok(kids8) => child_order::order8(&t, kids8, bits, &mut entries),
-                    Err(_) => child_order::order_scalar(&t[..L::N], kids, bits, &mut entries),
-                };
+                cur = child_order::order(&t, kids, bits, &mut entries);
                 stack.push_block(&entries, bits.count_ones() as usize - 1);
                 let mut b = bits;
                 while b != 0 {
