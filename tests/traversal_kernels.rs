@@ -302,14 +302,15 @@ fn random_times(rng: &mut Rng) -> [f32; 8] {
     })
 }
 
-/// One of the child orders of `N` lanes against [`child_order::order_scalar`], bit for bit
-/// on the hits' entries, and the contract itself.
+/// A child order of `N` lanes (the signature of `order8`, `order4` and `order_scalar`).
 type Order<const N: usize> = fn(&[f32; N], &[u32; N], u32, &mut [StackEntry; 8]) -> u32;
 
 fn check_order(t: &[f32; 8], kids: &[u32; 8], hits: u32) {
     check_order_with::<8>(child_order::order8, t, kids, hits);
 }
 
+/// `order` against [`child_order::order_scalar`], bit for bit on the hits' entries, and the
+/// contract itself.
 fn check_order_with<const N: usize>(order: Order<N>, t: &[f32; N], kids: &[u32; N], hits: u32) {
     let k = hits.count_ones() as usize;
     let (mut a, mut b) = ([StackEntry::default(); 8], [StackEntry::default(); 8]);

@@ -97,52 +97,28 @@ pub fn order8(t: &[f32; 8], children: &[u32; 8], hits: u32, out: &mut [StackEntr
 pub const ORDER8_IMPL: &str =
     if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) { "avx2 sorting network" } else { "scalar" };
 
-/// Sorts `k` descending in place by the compare-exchanges `pairs` (each puts the larger key
-/// first): a maximum and a minimum per pair, no branch.
-#[inline(always)]
-fn sort_desc<const N: usize>(k: &mut [u32; N], pairs: &[(usize, usize)]) {
-    for &(i, j) in pairs {
-        let (a, b) = (k[i], k[j]);
-        (k[i], k[j]) = (a.max(b), a.min(b));
-    }
-}
-
-/// The hit lanes' keys (misses as 0, below every hit key) and the nearest hit child (the
-/// smallest hit key, misses as `u32::MAX`, found apart from the sort).
-#[inline(always)]
-fn keys_and_nearest<const N: usize>(t: &[f32; N], children: &[u32; N], hits: u32) -> ([u32; N], u32) {
-    let mut keys = [0u32; N];
-    let mut nearest = u32::MAX;
-    for lane in 0..N {
-        let hit = hits >> lane & 1 != 0;
-        let k = key(t[lane], lane);
-        keys[lane] = if hit { k } else { 0 };
-        nearest = nearest.min(if hit { k } else { u32::MAX });
-    }
-    (keys, children[(nearest & 7) as usize % N])
-}
-
-/// Writes the entries of the sorted keys' lanes (all `N`; those past the hits are
-/// unspecified, as [`order_scalar`] allows).
-#[inline(always)]
-fn write_entries<const N: usize>(keys: &[u32; N], t: &[f32; N], children: &[u32; N], out: &mut [StackEntry; 8]) {
-    for (e, &key) in out.iter_mut().zip(keys) {
-        let lane = (key & 7) as usize % N;
-        *e = StackEntry { child: children[lane], t: t[lane] };
-    }
-}
-
-/// [`order_scalar`] for 4-wide nodes: the keys sorted by the optimal network of five
-/// compare-exchanges, the nearest child by a minimum apart from the sort. `out[..k]` and the
-/// result equal [`order_scalar`]'s for every input (`out[k..4]` holds other entries, `out[4..]`
-/// is not written).
+/// [`order_scalar`] for 4-wide nodes: the keys sorted descending by the optimal network of
+/// five compare-exchanges (a maximum and a minimum each, no branch), the nearest child by a
+/// minimum apart from the sort. `out[..k]` and the result equal [`order_scalar`]'s for every
+/// input (`out[k..4]` holds other entries, `out[4..]` is not written).
 #[inline(always)]
 pub fn order4(t: &[f32; 4], children: &[u32; 4], hits: u32, out: &mut [StackEntry; 8]) -> u32 {
     debug_assert!(hits != 0 && hits < 16);
-    let (mut keys, nearest) = keys_and_nearest(t, children, hits);
-    sort_desc(&mut keys, &[(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)]);
-    write_entries(&keys, t, children, out);
-    nearest
+    // Misses key as 0 (below every hit key) in the sort and as `u32::MAX` in the minimum.
+    let (mut k, mut nearest) = ([0u32; 4], u32::MAX);
+    for lane in 0..4 {
+        let (hit, key) = (hits >> lane & 1 != 0, key(t[lane], lane));
+        k[lane] = if hit { key } else { 0 };
+        nearest = nearest.min(if hit { key } else { u32::MAX });
+    }
+    for (i, j) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
+        (k[i], k[j]) = (k[i].max(k[j]), k[i].min(k[j]));
+    }
+    for (e, &key) in out.iter_mut().zip(&k) {
+        let lane = (key & 3) as usize;
+        *e = StackEntry { child: children[lane], t: t[lane] };
+    }
+    children[(nearest & 3) as usize]
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
