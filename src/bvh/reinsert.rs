@@ -317,6 +317,16 @@ mod tests {
     }
 
     #[test]
+    fn a_nodes_sibling_is_the_other_child_on_either_side() {
+        // In the flat tree the children of an inner node are `index` and `index + 1`.
+        let bvh = build(&boxes(300, 4), &BuildOptions { reinsertion: 0.0, ..BuildOptions::default() });
+        let t = Tree::from_nodes(&bvh.nodes);
+        for n in bvh.nodes.iter().filter(|n| !n.is_leaf()) {
+            assert_eq!((t.sibling(n.index), t.sibling(n.index + 1)), (n.index + 1, n.index));
+        }
+    }
+
+    #[test]
     fn reinsertion_keeps_the_leaves_and_lowers_the_cost() {
         for (n, seed) in [(10, 1), (300, 2), (5000, 3)] {
             let b = boxes(n, seed);
