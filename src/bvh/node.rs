@@ -172,6 +172,10 @@ pub trait WideNode: Pod + Send + Sync + sealed::Sealed + 'static {
     fn set(&mut self, i: usize, b: &Aabb, child: u32);
     /// Child references.
     fn children(&self) -> &[u32];
+    /// Bit `i` set when child reference `i` has [`LEAF_BIT`] set (a leaf, or an empty slot):
+    /// the references' top bits gathered in one SIMD instruction (a movemask) instead of a
+    /// loop over the slots.
+    fn leaf_bits(&self) -> u32;
     /// Box of slot `i`.
     fn child_aabb(&self, i: usize) -> Aabb;
     /// The six box columns `[min_x, min_y, min_z, max_x, max_y, max_z]`, `WIDTH` values each.
@@ -188,7 +192,7 @@ mod sealed {
 }
 
 macro_rules! wide_node {
-    ($name:ident, $w:literal, $bytes:literal, $align:literal, $doc:literal) => {
+    ($name:ident, $w:literal, $lanes:ty, $bytes:literal, $align:literal, $doc:literal) => {
         #[doc = $doc]
         #[repr(C, align($align))]
         #[derive(Clone, Copy, Debug, Pod, Zeroable)]
@@ -238,6 +242,12 @@ macro_rules! wide_node {
             fn children(&self) -> &[u32] {
                 &self.child
             }
+            #[inline(always)]
+            fn leaf_bits(&self) -> u32 {
+                // `LEAF_BIT` is the sign bit of the reference read as a float.
+                const _: () = assert!(LEAF_BIT == 1 << 31);
+                <$lanes>::new(bytemuck::cast(self.child)).to_bitmask()
+            }
             fn child_aabb(&self, i: usize) -> Aabb {
                 Aabb::new(
                     Vec3::new(self.min_x[i], self.min_y[i], self.min_z[i]),
@@ -257,8 +267,22 @@ macro_rules! wide_node {
     };
 }
 
-wide_node!(Node4, 4, 112, 16, "A node with 4 children (112 bytes, 16-byte aligned: within 2 cache lines).");
-wide_node!(Node8, 8, 224, 32, "A node with 8 children (224 bytes, 32-byte aligned: within 4 cache lines).");
+wide_node!(
+    Node4,
+    4,
+    wide::f32x4,
+    112,
+    16,
+    "A node with 4 children (112 bytes, 16-byte aligned: within 2 cache lines)."
+);
+wide_node!(
+    Node8,
+    8,
+    wide::f32x8,
+    224,
+    32,
+    "A node with 8 children (224 bytes, 32-byte aligned: within 4 cache lines)."
+);
 
 /// A wide BVH: `root` is a child reference (a node, a leaf, or [`EMPTY_CHILD`] for no
 /// primitives). Built by [`WideBvh::collapse`](crate::bvh::collapse).
@@ -288,6 +312,58 @@ impl<N: WideNode> WideBvh<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scalar twin of `leaf_bits`: the slots whose reference has the top bit.
+    fn leaf_bits_scalar<N: WideNode>(n: &N) -> u32 {
+        n.children().iter().enumerate().map(|(i, &c)| u32::from(c & LEAF_BIT != 0) << i).sum()
+    }
+
+    fn leaf_bits_match_the_scalar_loop<N: WideNode>() {
+        let mut rng = crate::rng::Rng::new(0x1eaf_b175);
+        // Node indices, leaves at both ends of their range, the empty slot, and references
+        // that read as NaN, infinity, zero and -0 when taken for floats.
+        let special = [
+            0,
+            1,
+            7,
+            LEAF_BIT - 1,
+            Child::leaf(0, 1),
+            Child::leaf(5, 16),
+            EMPTY_CHILD,
+            0x7fc0_0000,
+            0xff80_0000,
+            0x8000_0000,
+        ];
+        let (mut leaves, mut nodes) = (0, 0);
+        for round in 0..4000 {
+            let mut n = N::empty();
+            for i in 0..N::WIDTH {
+                let r = if round % 2 == 0 {
+                    special[rng.below(special.len() as u64) as usize]
+                } else {
+                    rng.next_u64() as u32
+                };
+                n.set(i, &Aabb::EMPTY, r);
+            }
+            let bits = n.leaf_bits();
+            assert_eq!(bits, leaf_bits_scalar(&n), "children {:?}", n.children());
+            leaves += bits.count_ones();
+            nodes += N::WIDTH as u32 - bits.count_ones();
+        }
+        // Both kinds were met often (a no-op returning 0 or all ones fails above).
+        assert!(leaves > 1000 && nodes > 1000, "{leaves} leaves, {nodes} nodes");
+    }
+
+    #[test]
+    fn a_nodes_leaf_bits_are_its_references_top_bits() {
+        leaf_bits_match_the_scalar_loop::<Node4>();
+        leaf_bits_match_the_scalar_loop::<Node8>();
+        let mut n = Node8::empty();
+        n.set(2, &Aabb::EMPTY, Child::leaf(3, 4));
+        n.set(5, &Aabb::EMPTY, 9);
+        // Empty slots carry the bit too; the traversal masks them off with the hit bits.
+        assert_eq!(n.leaf_bits(), 0b1101_1111);
+    }
 
     #[test]
     fn child_references_round_trip_and_refuse_what_they_cannot_hold() {

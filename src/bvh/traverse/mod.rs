@@ -234,11 +234,7 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
                 }
                 if M::ANY {
                     // Any hit: leaves first (they can end the query), no sorting.
-                    let mut leaves = 0u32;
-                    for (i, &c) in kids.iter().enumerate() {
-                        leaves |= u32::from(c & LEAF_BIT != 0) << i;
-                    }
-                    leaves &= bits;
+                    let leaves = node.leaf_bits() & bits;
                     let first = if leaves != 0 { leaves.trailing_zeros() } else { bits.trailing_zeros() } as usize;
                     let rest = bits & !(1 << first);
                     // Inner children first, so the leaves end on top of the stack.
