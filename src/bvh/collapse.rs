@@ -62,38 +62,35 @@ fn plan(b2: &[Node2], width: usize) -> Vec<Plan> {
     let empty = Plan { first: 0, count: 0, leaf: true, cost: [0.0; 9], split: [0; 9], spread: [0; 9] };
     let mut plans = vec![empty; b2.len()];
     let leaf_cost = |area: f32, count: u32| area * BLOCK_COST * count.div_ceil(width as u32) as f32;
-    // Children come after their parent in `b2`, so a reverse sweep is bottom-up.
+    // Children come after their parent in `b2`, so a reverse sweep is bottom-up. Each plan is
+    // written in place, field by field: one made on the stack and copied in whole made every
+    // node wait on a 64-byte load from several smaller stores (a failed store forward).
     for i in (0..b2.len()).rev() {
         let n = &b2[i];
         let area = n.aabb().surface_area();
         let area = if area.is_finite() { area } else { f32::MAX };
-        let mut p = empty;
         if n.is_leaf() {
+            let p = &mut plans[i];
             p.first = n.index;
             p.count = n.count;
             p.cost = [leaf_cost(area, n.count); 9];
-            plans[i] = p;
             continue;
         }
-        let (l, r) = (&plans[n.index as usize], &plans[n.index as usize + 1]);
-        p.first = l.first;
-        p.count = l.count + r.count;
-        let dist = spread_costs(
-            l,
-            r,
-            [b2[n.index as usize].is_leaf(), b2[n.index as usize + 1].is_leaf()],
-            width,
-            &mut p.spread,
-        );
+        let c = n.index as usize;
+        let (l, r) = (&plans[c], &plans[c + 1]);
+        let (first, count) = (l.first, l.count + r.count);
+        let mut spread = [0u8; 9];
+        let dist = spread_costs(l, r, [b2[c].is_leaf(), b2[c + 1].is_leaf()], width, &mut spread);
         let inner = area * NODE_COST + dist[width];
-        let leaf = if p.count <= MAX_WIDE_LEAF { leaf_cost(area, p.count) } else { f32::INFINITY };
-        p.leaf = leaf <= inner;
-        let one = if p.leaf { leaf } else { inner };
+        let leaf = if count <= MAX_WIDE_LEAF { leaf_cost(area, count) } else { f32::INFINITY };
+        let as_leaf = leaf <= inner;
+        let one = if as_leaf { leaf } else { inner };
+        let p = &mut plans[i];
+        (p.first, p.count, p.leaf, p.spread) = (first, count, as_leaf, spread);
         p.cost[1] = one;
         for (k, &d) in dist.iter().enumerate().take(width + 1).skip(2) {
-            (p.cost[k], p.split[k]) = if d < one { (d, p.spread[k]) } else { (one, 0) };
+            (p.cost[k], p.split[k]) = if d < one { (d, spread[k]) } else { (one, 0) };
         }
-        plans[i] = p;
     }
     plans
 }
