@@ -496,7 +496,8 @@ impl Ctx<'_> {
         }
         let (mut acc, mut cnt) = ([NBox::EMPTY; 3], [0u32; 3]);
         let (mut lane_cost, mut lane_bin) = (Vec4::INFINITY, Vec4::ZERO);
-        for (b, &right) in right_weight.iter().enumerate().take(nbins).skip(1) {
+        // Sliced first: `.enumerate().take(nbins).skip(1)` compiled to a call per node.
+        for (b, &right) in right_weight[..nbins].iter().enumerate().skip(1) {
             let (bx, c) = bin(b - 1);
             for a in 0..3 {
                 acc[a] = acc[a].union(bx[a]);
