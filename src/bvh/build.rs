@@ -7,7 +7,7 @@ use super::preset::BuildOptions;
 use crate::prim::Aabb;
 use bytemuck::Zeroable;
 use glam::{BVec4A, Vec3A, Vec4};
-use wide::{f32x4, f32x8, i32x4};
+use wide::{f32x4, f32x8, i32x4, i32x8};
 
 /// Builds a binary BVH over `boxes` top-down by the binned SAH (no reinsertion: that is the
 /// next step of [`crate::bvh::build()`]). Invalid or empty boxes are allowed and simply never
@@ -255,38 +255,62 @@ fn vec3a(v: f32x4) -> Vec3A {
     Vec3A::from_vec4(bytemuck::cast(v))
 }
 
-/// Bin boxes and counts of three axes, [`MAX_BINS`] per axis.
+/// Bin boxes and counts of three axes, [`MAX_BINS`] per axis. A bin's count rides in its
+/// box's unused lane 7 as an integer, biased by [`ID_BIAS`] so that the lane holds a normal
+/// float (the sweep's arithmetic on it, never read, meets no denormals; counts up to
+/// [`super::node::MAX_PRIMITIVES`] keep it below 2^31): an update is one store instead of a
+/// box store and a count's read-modify-write.
 struct Bins {
     boxes: [NBox; 3 * MAX_BINS],
-    counts: [u32; 3 * MAX_BINS],
 }
+
+/// An empty bin: the empty box, count 0.
+const BIN_EMPTY: NBox = {
+    let i = f32::INFINITY;
+    NBox(f32x8::new([i, i, i, i, i, i, i, f32::from_bits(ID_BIAS)]))
+};
+/// Selects lane 7 (the count) in [`Bins`]' updates.
+const COUNT_LANE: f32x8 = {
+    let t = f32::from_bits(u32::MAX);
+    f32x8::new([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, t])
+};
+/// One primitive, in the count lane.
+const COUNT_ONE: i32x8 = i32x8::new([0, 0, 0, 0, 0, 0, 0, 1]);
 
 impl Bins {
     fn new() -> Box<Bins> {
-        Box::new(Bins { boxes: [NBox::EMPTY; 3 * MAX_BINS], counts: [0; 3 * MAX_BINS] })
+        Box::new(Bins { boxes: [BIN_EMPTY; 3 * MAX_BINS] })
     }
     fn reset(&mut self, nbins: usize) {
         for a in 0..3 {
-            self.boxes[a * MAX_BINS..a * MAX_BINS + nbins].fill(NBox::EMPTY);
+            self.boxes[a * MAX_BINS..a * MAX_BINS + nbins].fill(BIN_EMPTY);
         }
-        // All counts at once, as fixed-size stores: clearing `nbins` per axis became three
-        // calls to `memset` per table, a cost that small nodes (the most) pay in full.
-        self.counts = [0; 3 * MAX_BINS];
+    }
+    /// The number of references in bin `i`.
+    #[inline(always)]
+    fn count(&self, i: usize) -> u32 {
+        self.boxes[i].0.as_array()[7].to_bits() - ID_BIAS
+    }
+    /// `bin` grown by `b`'s box (lanes 0–6), its count raised by `add`'s lane 7 (one
+    /// primitive, [`COUNT_ONE`], or another bin's unbiased count).
+    #[inline(always)]
+    fn grow(bin: NBox, b: NBox, add: i32x8) -> NBox {
+        let count: f32x8 = bytemuck::cast(bytemuck::cast::<f32x8, i32x8>(bin.0) + add);
+        NBox(COUNT_LANE.bitselect(count, bin.0.fast_min(b.0)))
     }
     /// Adds `o`'s first `nbins` bins of each axis to these.
     fn absorb(&mut self, o: &Bins, nbins: usize) {
         for a in 0..3 {
             for i in a * MAX_BINS..a * MAX_BINS + nbins {
-                self.boxes[i] = self.boxes[i].union(o.boxes[i]);
-                self.counts[i] += o.counts[i];
+                let add = i32x8::new([0, 0, 0, 0, 0, 0, 0, o.count(i) as i32]);
+                self.boxes[i] = Self::grow(self.boxes[i], o.boxes[i], add);
             }
         }
     }
     #[inline(always)]
     fn add(&mut self, at: [usize; 3], b: NBox) {
         for i in at {
-            self.boxes[i] = self.boxes[i].union(b);
-            self.counts[i] += 1;
+            self.boxes[i] = Self::grow(self.boxes[i], b, COUNT_ONE);
         }
     }
 }
@@ -461,9 +485,9 @@ impl Ctx<'_> {
             let one = |a: usize| {
                 let i = a * MAX_BINS + b;
                 if two {
-                    (b0.boxes[i].union(b1.boxes[i]), b0.counts[i] + b1.counts[i])
+                    (b0.boxes[i].union(b1.boxes[i]), b0.count(i) + b1.count(i))
                 } else {
-                    (b0.boxes[i], b0.counts[i])
+                    (b0.boxes[i], b0.count(i))
                 }
             };
             let [(x, cx), (y, cy), (z, cz)] = [one(0), one(1), one(2)];
@@ -606,7 +630,7 @@ mod tests {
                     let b = b0.boxes[i].union(b1.boxes[i]).box3();
                     (
                         [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z].map(f32::to_bits),
-                        b0.counts[i] + b1.counts[i],
+                        b0.count(i) + b1.count(i),
                     )
                 })
                 .collect::<Vec<_>>()
