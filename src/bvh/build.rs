@@ -84,9 +84,10 @@ struct Ctx<'a> {
 /// A box as one 8-lane register: the minimum corner in lanes 0–2 and the *negated* maximum
 /// corner in lanes 4–6, so that a union is one lanewise minimum (`-max(a, b) = min(-a, -b)`
 /// exactly for numbers; with a NaN, x86's `min` and `max` both return their second operand,
-/// so the unions, and the trees, are those of the two-half form). Lanes 3 and 7 are never
-/// read. The binning's bin updates and sweeps are unions; as `Box3` each was two operations,
-/// two loads and two stores.
+/// so the unions, and the trees, are those of the two-half form). Lanes 3 and 7 hold no box:
+/// a [`Ref`]'s index rides in lane 3 and a bin's count in lane 7 ([`Bins`]), and no box
+/// arithmetic's result there is read. The binning's bin updates (with their count) and sweeps
+/// are unions; as `Box3` each was two operations, two loads and two stores.
 #[derive(Clone, Copy)]
 struct NBox(f32x8);
 
