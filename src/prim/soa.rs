@@ -200,10 +200,7 @@ impl<P: Primitive> Soa<P> {
                     more = false;
                     break;
                 };
-                p.sanitized().write_columns(&mut buf);
-                for (c, &v) in buf.iter().enumerate().take(P::COLUMNS) {
-                    data[c * stride + len] = v;
-                }
+                Self::put(data, stride, len, p, &mut buf);
                 len += 1;
             }
             self.len = len;
@@ -212,22 +209,19 @@ impl<P: Primitive> Soa<P> {
             }
             // Full, and the iterator may hold more: room for one more shape (the stride
             // doubles), then go on.
-            match prims.next() {
-                Some(p) => {
-                    self.reserve(1);
-                    self.push_one(p, &mut buf);
-                }
-                None => return,
-            }
+            let Some(p) = prims.next() else { return };
+            self.reserve(1);
+            Self::put(&mut self.data, self.stride, self.len, p, &mut buf);
+            self.len += 1;
         }
     }
-    /// Appends one shape (sanitized) to a `Soa` with room for it.
-    fn push_one(&mut self, p: P, buf: &mut [f32; MAX_COLUMNS]) {
+    /// Writes shape `p` (sanitized) at index `at` of columns `stride` apart in `data`.
+    #[inline(always)]
+    fn put(data: &mut [f32], stride: usize, at: usize, p: P, buf: &mut [f32; MAX_COLUMNS]) {
         p.sanitized().write_columns(buf);
         for (c, &v) in buf.iter().enumerate().take(P::COLUMNS) {
-            self.data[c * self.stride + self.len] = v;
+            data[c * stride + at] = v;
         }
-        self.len += 1;
     }
     /// Appends one shape (sanitized).
     pub fn push(&mut self, p: P) {
@@ -822,6 +816,17 @@ mod tests {
             assert_eq!(soa.get(k), tri(k));
         }
         assert!(std::panic::catch_unwind(|| soa.get(100)).is_err());
+    }
+
+    #[test]
+    fn extend_reserves_for_an_exact_size_hint_at_once() {
+        // 250 shapes into an empty `Soa`: reserved from the hint, the stride is 250 rounded
+        // up to a lane multiple plus one slack block; grown one shape at a time, it would
+        // have doubled from 16 to 512.
+        let mut soa = Soa::<Sphere>::default();
+        soa.extend((0..250).map(|k| Sphere::new(Vec3::splat(k as f32), 1.0)));
+        assert_eq!(soa.len(), 250);
+        assert_eq!(soa.stride, 250usize.next_multiple_of(crate::ray::PAD) + crate::ray::PAD);
     }
 
     #[test]
