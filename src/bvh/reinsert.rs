@@ -228,6 +228,14 @@ pub fn inner_area_cost(bvh: &Bvh2) -> f32 {
 /// saves 40 % of the bunny's reinsertion time.
 pub const STALL: usize = 256;
 
+/// `a`'s place in [`f32::total_cmp`]'s order, as an integer: the candidates are ranked by
+/// one integer compare each, in exactly `total_cmp`'s order, so the sorts (whose results
+/// depend only on the comparisons) order them as sorting by `total_cmp` would, ties included.
+fn rank(a: f32) -> i32 {
+    let b = a.to_bits() as i32;
+    b ^ (((b >> 31) as u32) >> 1) as i32
+}
+
 /// Optimises `bvh` in place by reinsertion. Each round takes the `ratio` of nodes with the
 /// largest boxes (rounds 1, 1/3, 1/5, … of that batch, `rounds` of them, so the top of the
 /// tree gets the most attempts; after the first round, the largest of the previous round's
@@ -250,7 +258,7 @@ fn optimize_counted(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize)
     // A slice with a slot per node (see `find`), not a `Vec`: a `push` that may grow keeps a
     // call inside the search loop, and the best gain lived in the stack frame across it.
     let mut stack = vec![(0.0, NONE); t.boxes.len()];
-    let mut cands: Vec<(f32, u32)> = Vec::with_capacity(bvh.nodes.len());
+    let mut cands: Vec<(i32, u32)> = Vec::with_capacity(bvh.nodes.len());
     let mut changed = false;
     for round in 0..rounds {
         let batch = ((bvh.nodes.len() as f32 * ratio) / (2 * round + 1) as f32).ceil() as usize;
@@ -259,18 +267,18 @@ fn optimize_counted(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize)
         // top share, which moves rarely cause: the same trees for both meshes at every
         // preset, without a pass over all nodes per round).
         if round == 0 {
-            cands.extend((0..t.boxes.len() as u32).filter(|&i| t.has_grandparent(i)).map(|i| (t.area(i), i)));
+            cands.extend((0..t.boxes.len() as u32).filter(|&i| t.has_grandparent(i)).map(|i| (rank(t.area(i)), i)));
         } else {
             for c in cands.iter_mut() {
-                c.0 = t.area(c.1);
+                c.0 = rank(t.area(c.1));
             }
         }
         let batch = batch.min(cands.len());
         if batch == 0 {
             break;
         }
-        cands.select_nth_unstable_by(batch - 1, |a, b| b.0.total_cmp(&a.0));
-        cands[..batch].sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+        cands.select_nth_unstable_by(batch - 1, |a, b| b.0.cmp(&a.0));
+        cands[..batch].sort_unstable_by(|a, b| b.0.cmp(&a.0));
         let (mut since_move, mut moved) = (0, false);
         for &(_, n) in &cands[..batch] {
             // Earlier moves may have lifted `n` to the top two levels.
@@ -333,6 +341,39 @@ mod tests {
             .collect();
         sets.sort();
         sets
+    }
+
+    #[test]
+    fn ranks_order_as_total_cmp() {
+        let mut v = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            -f32::from_bits(1),
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7fc0_0001),
+        ];
+        let mut rng = crate::rng::Rng::new(77);
+        v.extend((0..500).map(|_| f32::from_bits(rng.next_u64() as u32)));
+        for a in &v {
+            for b in &v {
+                assert_eq!(
+                    rank(*a).cmp(&rank(*b)),
+                    a.total_cmp(b),
+                    "{a:e} ({:#x}) against {b:e} ({:#x})",
+                    a.to_bits(),
+                    b.to_bits()
+                );
+            }
+        }
     }
 
     #[test]
