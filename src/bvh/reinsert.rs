@@ -8,6 +8,7 @@
 //! whose leaves cover a permutation of the same primitives.
 
 use super::node::{Box3, Bvh2, Node2};
+use std::cmp::Reverse;
 
 /// No node (parent of the root).
 const NONE: u32 = u32::MAX;
@@ -277,8 +278,8 @@ fn optimize_counted(bvh: &mut Bvh2, ratio: f32, rounds: usize, max_depth: usize)
         if batch == 0 {
             break;
         }
-        cands.select_nth_unstable_by(batch - 1, |a, b| b.0.cmp(&a.0));
-        cands[..batch].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        cands.select_nth_unstable_by_key(batch - 1, |c| Reverse(c.0));
+        cands[..batch].sort_unstable_by_key(|c| Reverse(c.0));
         let (mut since_move, mut moved) = (0, false);
         for &(_, n) in &cands[..batch] {
             // Earlier moves may have lifted `n` to the top two levels.
