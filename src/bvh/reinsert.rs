@@ -17,6 +17,7 @@ const NONE: u32 = u32::MAX;
 const ROOT: u32 = 0;
 
 /// The tree with parent links and explicit children, for local surgery.
+#[derive(Clone)]
 struct Tree {
     boxes: Vec<Box3>,
     parent: Vec<u32>,
@@ -444,12 +445,7 @@ mod tests {
                 y == top
             };
             let saving = |n: u32, d: u32| {
-                let mut moved = Tree {
-                    boxes: t.boxes.clone(),
-                    parent: t.parent.clone(),
-                    kids: t.kids.clone(),
-                    range: t.range.clone(),
-                };
+                let mut moved = t.clone();
                 moved.move_to(n, d);
                 total - inner_area(&moved)
             };
