@@ -20,6 +20,15 @@ use core::fmt::Debug;
 use core::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Sub};
 use wide::{f32x4, f32x8, f32x16, u32x4, u32x8, u32x16};
 
+mod sealed {
+    /// Implemented by the crate's lane types only (see [`super::Lanes`]).
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for super::f32x4 {}
+    impl Sealed for super::f32x8 {}
+    impl Sealed for super::f32x16 {}
+}
+
 /// A lane mask: one boolean per lane.
 pub trait Mask:
     Copy
@@ -68,8 +77,53 @@ pub trait Mask:
 }
 
 /// A vector of `N` f32 lanes with the operations the kernels need.
+///
+/// Sealed: the crate's unchecked lane loads ([`Lanes::load_ptr`] behind one bounds check)
+/// trust `N` as the number of values a load reads, so only the crate's own types (`f32`,
+/// [`F32x4`], [`F32x8`], [`F32x16`]) implement it. A complete implementation outside the
+/// crate does not compile:
+///
+/// ```compile_fail,E0277
+/// use core::ops::{Add, Div, Mul, Neg, Sub};
+/// use lanecast::Lanes;
+///
+/// #[derive(Clone, Copy, Debug)]
+/// struct One(f32);
+/// impl Add for One { type Output = One; fn add(self, b: One) -> One { One(self.0 + b.0) } }
+/// impl Sub for One { type Output = One; fn sub(self, b: One) -> One { One(self.0 - b.0) } }
+/// impl Mul for One { type Output = One; fn mul(self, b: One) -> One { One(self.0 * b.0) } }
+/// impl Div for One { type Output = One; fn div(self, b: One) -> One { One(self.0 / b.0) } }
+/// impl Neg for One { type Output = One; fn neg(self) -> One { One(-self.0) } }
+///
+/// impl Lanes for One {
+///     const N: usize = 16; // but a load below reads one value
+///     type Mask = bool;
+///     const NAME: &'static str = "one";
+///     type Ids = [u32; 1];
+///     fn splat_ids(v: u32) -> [u32; 1] { [v] }
+///     fn splat(v: f32) -> One { One(v) }
+///     fn load(src: &[f32]) -> One { One(src[0]) }
+///     unsafe fn load_ptr(src: *const f32) -> One { One(unsafe { *src }) }
+///     fn store(self, dst: &mut [f32]) { dst[0] = self.0 }
+///     fn lane(self, _i: usize) -> f32 { self.0 }
+///     fn lanes_mut(&mut self) -> &mut [f32] { core::slice::from_mut(&mut self.0) }
+///     fn min(self, b: One) -> One { One(self.0.min(b.0)) }
+///     fn max(self, b: One) -> One { One(self.0.max(b.0)) }
+///     fn abs(self) -> One { One(self.0.abs()) }
+///     fn sqrt(self) -> One { One(self.0.sqrt()) }
+///     fn mul_add(self, b: One, c: One) -> One { One(self.0 * b.0 + c.0) }
+///     fn xor_sign(self, s: One) -> One { One(f32::from_bits(self.0.to_bits() ^ (s.0.to_bits() & 1 << 31))) }
+///     fn lt(self, b: One) -> bool { self.0 < b.0 }
+///     fn le(self, b: One) -> bool { self.0 <= b.0 }
+///     fn gt(self, b: One) -> bool { self.0 > b.0 }
+///     fn ge(self, b: One) -> bool { self.0 >= b.0 }
+///     fn eq(self, b: One) -> bool { self.0 == b.0 }
+///     fn select(m: bool, a: One, b: One) -> One { if m { a } else { b } }
+/// }
+/// ```
 pub trait Lanes:
-    Copy
+    sealed::Sealed
+    + Copy
     + Debug
     + Add<Output = Self>
     + Sub<Output = Self>
