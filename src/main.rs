@@ -13,6 +13,7 @@ use lanecast::render::{self, Axis, Mode, RenderError, Shade};
 use lanecast::scene::file::{SceneFile, default_scene, load_scene_file};
 use lanecast::{Backend, ClosestPoint, HitSoa, RaySoa, Scene, SphereSweep, SweepHit, TriangleTest, bench};
 use std::io::IsTerminal;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -133,9 +134,10 @@ struct QueryOpts {
     format: Option<FormatArg>,
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores). Checked as the arguments are parsed, so `0`
+    /// fails (exit 2) before any output is written.
     #[arg(long)]
-    threads: Option<usize>,
+    threads: Option<NonZeroUsize>,
 }
 
 #[derive(Args)]
@@ -318,11 +320,10 @@ fn load_keeping(arg: &SceneArg, keep: bool) -> Result<(Loaded, Option<Scene>), F
     Ok((Loaded { scene, file, name }, mt))
 }
 
-fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T, Fail> {
+fn with_threads<T: Send>(threads: Option<NonZeroUsize>, f: impl FnOnce() -> T + Send) -> Result<T, Fail> {
     match threads {
         None => Ok(f()),
-        Some(0) => Err(Fail::BadInput("--threads must be at least 1".into())),
-        Some(n) => Ok(rayon::ThreadPoolBuilder::new().num_threads(n).build().map_err(other)?.install(f)),
+        Some(n) => Ok(rayon::ThreadPoolBuilder::new().num_threads(n.get()).build().map_err(other)?.install(f)),
     }
 }
 

@@ -406,3 +406,22 @@ fn bad_scenes_exit_2_naming_file_and_place() {
     }
     bad(&lanecast(&["info", s(&dir.path().join("absent.toml"))]), &["absent.toml"]);
 }
+
+#[test]
+fn zero_threads_is_refused_before_anything_is_written() {
+    // Checked as the arguments are parsed: no csv header on stdout, no output file.
+    let (dir, scene) = setup();
+    let segments = dir.path().join("s.csv");
+    std::fs::write(&segments, "0,1,0,9,1,0\n").unwrap();
+    let o = lanecast(&["los", s(&scene), "--segments", s(&segments), "--threads", "0"]);
+    bad(&o, &["--threads", "0"]);
+    assert!(o.stdout.is_empty(), "stdout: {:?}", stdout(&o));
+    let out = dir.path().join("v.csv");
+    let o = lanecast(&["los", s(&scene), "--segments", s(&segments), "--threads", "0", "--out", s(&out)]);
+    bad(&o, &["--threads"]);
+    assert!(!out.exists());
+    // One thread is fine.
+    let o = lanecast(&["los", s(&scene), "--segments", s(&segments), "--threads", "1"]);
+    ok(&o);
+    assert_eq!(stdout(&o), "visible\n0\n");
+}
