@@ -252,6 +252,15 @@ fn other(e: impl std::fmt::Display) -> Fail {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Ctrl-C, SIGTERM or SIGHUP end the process without running destructors: delete the
+    // unfinished outputs' temporary files first, so an interrupted run leaves no file behind.
+    // (Without the handler, which only fails where signals cannot be caught, a run works as
+    // before.)
+    let _ = ctrlc::set_handler(|| {
+        lanecast::io::remove_unfinished();
+        eprintln!("error: interrupted (unfinished output files removed)");
+        std::process::exit(130);
+    });
     let result = match cli.cmd {
         Cmd::Render(a) => cmd_render(a),
         Cmd::Cast(a) => cmd_cast(a),

@@ -425,3 +425,35 @@ fn zero_threads_is_refused_before_anything_is_written() {
     ok(&o);
     assert_eq!(stdout(&o), "visible\n0\n");
 }
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_leaves_no_file_behind() {
+    // A render far too large to finish, interrupted (SIGINT, as Ctrl-C sends) once its
+    // temporary output file exists: the handler deletes that file and exits with 130.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("big.png");
+    let child = Command::new(env!("CARGO_BIN_EXE_lanecast"))
+        .args(["render", "--width", "30000", "--height", "30000", "-o", s(&out)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run lanecast");
+    let names = || -> Vec<String> {
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+    };
+    // Not a timing: a bound on waiting for the file, so that a broken build fails instead of
+    // hanging.
+    let start = std::time::Instant::now();
+    while names().is_empty() {
+        assert!(start.elapsed().as_secs() < 120, "no temporary file appeared");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(names()[0].starts_with(".big.png.tmp-"), "{:?}", names());
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "status {:?}, stderr: {}", o.status, stderr(&o));
+    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    assert_eq!(names(), Vec::<String>::new());
+}

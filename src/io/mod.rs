@@ -118,7 +118,7 @@ mod values;
 pub use hits::{AllHitsWriter, HitWriter, VisWriter, read_hits, read_visibility};
 pub use points::{POINT_COLUMNS, PointReader, SWEEP_COLUMNS, SweepReader, write_points, write_sweeps};
 pub use rays::{RayReader, write_f32_records, write_rays, write_segments};
-pub use sink::AtomicFile;
+pub use sink::{AtomicFile, remove_unfinished};
 pub use values::{ClosestWriter, CountWriter, FlagWriter, SweepWriter, read_counts, read_flags};
 
 use std::fmt;

@@ -1,18 +1,58 @@
 //! Output plumbing shared by the writers: [`AtomicFile`], a file written under a temporary
 //! name in the destination's directory and renamed into place by [`AtomicFile::finish`]
-//! (deleted if dropped before), and [`Output`], which is either such a file or stdout for `-`.
+//! (deleted if dropped before, or by [`remove_unfinished`] when the process is interrupted),
+//! and [`Output`], which is either such a file or stdout for `-`.
 
 use super::{Format, IoError, STDOUT_NAME};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Buffer size for file writers.
 const BUF: usize = 1 << 16;
 
 /// Distinguishes temporary files of one process.
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// The temporary files of the [`AtomicFile`]s that are neither finished nor dropped, for
+/// [`remove_unfinished`]. A file is added under the lock before it is created and taken out
+/// under the lock when it is renamed or deleted, so the list never misses one.
+static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
+    // The list stays consistent whatever panicked while holding it (each change is one push
+    // or one removal).
+    UNFINISHED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Deletes the temporary file of every [`AtomicFile`] that is neither finished nor dropped,
+/// and returns how many it deleted. For an interrupt handler, just before the process exits:
+/// a signal ends a process without running destructors, which would leave the temporary
+/// files behind. A file deleted here can no longer be finished ([`AtomicFile::finish`] then
+/// fails), and a file finished before the call is left in place, complete.
+///
+/// ```
+/// use lanecast::io::{AtomicFile, remove_unfinished};
+///
+/// let dir = std::env::temp_dir().join(format!("lanecast-unfinished-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let mut f = AtomicFile::create(dir.join("out.bin")).unwrap();
+/// f.write_all(b"half").unwrap();
+/// assert!(f.temp_path().exists());
+/// assert!(remove_unfinished() >= 1); // (other threads' files too, in a program)
+/// assert!(!f.temp_path().exists());
+/// assert!(f.finish().is_err());
+/// assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn remove_unfinished() -> usize {
+    let mut list = unfinished();
+    let n = list.iter().filter(|p| std::fs::remove_file(p).is_ok()).count();
+    list.clear();
+    n
+}
 
 /// Temporary names tried before [`AtomicFile::create`] gives up (each is new: the sequence
 /// number grows; only files left by a killed process of the same id can be in the way).
@@ -27,7 +67,9 @@ const TEMP_TRIES: u32 = 16;
 /// flushes, syncs the data to disk and renames the temporary file to `NAME`, replacing any
 /// file of that name. Dropping an `AtomicFile` without finishing it (an error, a panic)
 /// deletes the temporary file, so a failed run never leaves a file that looks complete, and
-/// never touches an existing file of the destination's name.
+/// never touches an existing file of the destination's name. A process about to end on a
+/// signal deletes the temporary files of every unfinished `AtomicFile` with
+/// [`remove_unfinished`] (the `lanecast` command does, on Ctrl-C, SIGTERM and SIGHUP).
 ///
 /// ```
 /// use lanecast::io::AtomicFile;
@@ -82,8 +124,10 @@ impl AtomicFile {
             temp_name.push(file_name);
             temp_name.push(format!(".tmp-{}-{}", std::process::id(), TEMP_SEQ.fetch_add(1, Ordering::Relaxed)));
             let temp = dir.join(temp_name);
+            let mut list = unfinished();
             match OpenOptions::new().write(true).create_new(true).open(&temp) {
                 Ok(file) => {
+                    list.push(temp.clone());
                     let file = Some(BufWriter::with_capacity(BUF, file));
                     return Ok(Self { name, dest: dest.to_path_buf(), temp, file });
                 }
@@ -149,10 +193,16 @@ impl AtomicFile {
             w.get_ref().sync_all()
         })();
         synced.map_err(|e| self.write_err(e))?;
+        let mut list = unfinished();
+        let Some(at) = list.iter().position(|p| *p == self.temp) else {
+            let msg = format!("the temporary file {} was removed (interrupted)", self.temp.display());
+            return Err(IoError::new(&self.name, msg));
+        };
         if let Err(e) = std::fs::rename(&self.temp, &self.dest) {
             let msg = format!("cannot rename the temporary file {} into place: {e}", self.temp.display());
             return Err(IoError::new(&self.name, msg));
         }
+        list.swap_remove(at);
         // Renamed: nothing left to delete.
         self.file = None;
         Ok(())
@@ -185,7 +235,11 @@ impl Drop for AtomicFile {
             // Discard the unwritten buffer instead of flushing it into a doomed file.
             let (file, _) = w.into_parts();
             drop(file);
-            let _ = std::fs::remove_file(&self.temp);
+            let mut list = unfinished();
+            if let Some(at) = list.iter().position(|p| *p == self.temp) {
+                let _ = std::fs::remove_file(&self.temp);
+                list.swap_remove(at);
+            }
         }
     }
 }
