@@ -521,9 +521,23 @@ fn ran(row: &[f64]) -> bool {
     row.iter().any(|v| !v.is_nan())
 }
 
+/// The machine the figures come from: the CPU's model name (`/proc/cpuinfo`, where there is
+/// one), the logical CPUs and the instruction set lanecast's lanes compiled to.
+fn machine() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("model name")?.split_once(':').map(|(_, m)| m.trim().to_string()))
+        })
+        .unwrap_or_else(|| "CPU model unknown".into());
+    let cpus = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
+    format!("{model}, {cpus} logical CPUs; lanecast's lanes: {}", lanecast::lanes::instruction_set())
+}
+
 fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
     let mut out = String::new();
     let n = (SIDE * SIDE) as f64;
+    let _ = writeln!(out, "Machine: {}\n", machine());
     out.push_str("## Traversal, 1 thread, Mrays/s (median of samples; 2^20 rays per set)\n\n");
     let _ = write!(out, "| scene | set |");
     for lib in LIBS {
