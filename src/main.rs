@@ -254,8 +254,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Ctrl-C, SIGTERM or SIGHUP end the process without running destructors: delete the
     // unfinished outputs' temporary files first, so an interrupted run leaves no file behind.
-    // (Without the handler, which only fails where signals cannot be caught, a run works as
-    // before.)
+    // Where the handler cannot be installed, runs work as before, without that clean-up.
     let _ = ctrlc::set_handler(|| {
         lanecast::io::remove_unfinished();
         eprintln!("error: interrupted (unfinished output files removed)");

@@ -429,31 +429,49 @@ fn zero_threads_is_refused_before_anything_is_written() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_leaves_no_file_behind() {
-    // A render far too large to finish, interrupted (SIGINT, as Ctrl-C sends) once its
-    // temporary output file exists: the handler deletes that file and exits with 130.
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("big.png");
-    let child = Command::new(env!("CARGO_BIN_EXE_lanecast"))
-        .args(["render", "--width", "30000", "--height", "30000", "-o", s(&out)])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run lanecast");
-    let names = || -> Vec<String> {
-        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
-    };
-    // Not a timing: a bound on waiting for the file, so that a broken build fails instead of
-    // hanging.
-    let start = std::time::Instant::now();
-    while names().is_empty() {
-        assert!(start.elapsed().as_secs() < 120, "no temporary file appeared");
-        std::thread::sleep(std::time::Duration::from_millis(10));
+    // A render far too large to finish, interrupted once its temporary output file exists, by
+    // each signal the handler takes (SIGINT is what Ctrl-C sends): the handler deletes the
+    // file and exits with 130.
+    /// Kills the render if an assertion fails before the signal is sent.
+    struct Render(std::process::Child);
+    impl Drop for Render {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
     }
-    assert!(names()[0].starts_with(".big.png.tmp-"), "{:?}", names());
-    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
-    assert!(kill.success());
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "status {:?}, stderr: {}", o.status, stderr(&o));
-    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
-    assert_eq!(names(), Vec::<String>::new());
+    for signal in ["INT", "TERM", "HUP"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("big.png");
+        let mut render = Render(
+            Command::new(env!("CARGO_BIN_EXE_lanecast"))
+                .args(["render", "--width", "30000", "--height", "30000", "-o", s(&out)])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("run lanecast"),
+        );
+        let names = || -> Vec<String> {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        // Not a timing: a bound on waiting for the file, so that a broken build fails instead
+        // of hanging.
+        let start = std::time::Instant::now();
+        while names().is_empty() {
+            assert!(start.elapsed().as_secs() < 120, "SIG{signal}: no temporary file appeared");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(names()[0].starts_with(".big.png.tmp-"), "{:?}", names());
+        let kill = Command::new("kill").args([&format!("-{signal}"), &render.0.id().to_string()]).status();
+        assert!(kill.expect("run kill").success());
+        let status = render.0.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut render.0.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(130), "SIG{signal}: status {status:?}, stderr: {err}");
+        assert!(err.contains("interrupted"), "SIG{signal}: {err}");
+        assert_eq!(names(), Vec::<String>::new(), "SIG{signal}");
+    }
 }
