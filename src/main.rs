@@ -134,8 +134,8 @@ struct QueryOpts {
     format: Option<FormatArg>,
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
-    /// Worker threads (default: all cores). Checked as the arguments are parsed, so `0`
-    /// fails (exit 2) before any output is written.
+    /// Worker threads (default: all cores).
+    // Non-zero by type: clap rejects `0` (exit 2) as it parses, before any output is written.
     #[arg(long)]
     threads: Option<NonZeroUsize>,
 }

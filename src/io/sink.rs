@@ -195,7 +195,7 @@ impl AtomicFile {
         synced.map_err(|e| self.write_err(e))?;
         let mut list = unfinished();
         let Some(at) = list.iter().position(|p| *p == self.temp) else {
-            let msg = format!("the temporary file {} was removed (interrupted)", self.temp.display());
+            let msg = format!("the temporary file {} was removed by remove_unfinished", self.temp.display());
             return Err(IoError::new(&self.name, msg));
         };
         if let Err(e) = std::fs::rename(&self.temp, &self.dest) {
