@@ -31,9 +31,16 @@
 //! ```
 //!
 //! Results land in criterion's default place, `target/criterion/<group>/<function>/`.
+//!
+//! After the groups, for the three kernels that have `autovec`, the bench prints x16 and x8
+//! against `autovec`, and x8 against `scalar`, timed in turns ([`Kernel::paired`]: 200
+//! rounds, each the best of 50 passes of one variant and then of the other). Criterion runs
+//! one function after the other, so on a host whose speed drifts over seconds the ratio of
+//! two groups' figures moves with the drift (x16 against `autovec` read 0.70–1.30 on one
+//! shared host); in turns, the drift is common to both halves of a round.
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use lanecast::bench::{Kernel, kernels};
+use criterion::{Criterion, Throughput, criterion_group};
+use lanecast::bench::{Kernel, Variant, kernels};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -73,4 +80,35 @@ criterion_group! {
         .measurement_time(Duration::from_secs(2));
     targets = bench_kernels
 }
-criterion_main!(benches);
+/// Rounds and passes per round of the comparisons in turns.
+const ROUNDS: usize = 200;
+const PASSES: usize = 50;
+
+/// The comparisons in turns (see the module's documentation), one line each.
+fn paired_summary() {
+    println!(
+        "\nTimed in turns (Kernel::paired: {ROUNDS} rounds, best of {PASSES} passes of each), speed of the first over the second, median [quartiles]:"
+    );
+    for k in kernels().iter_mut().filter(|k| k.variants().contains(&Variant::Autovec)) {
+        for (a, b) in
+            [(Variant::X16, Variant::Autovec), (Variant::X8, Variant::Autovec), (Variant::X8, Variant::Scalar)]
+        {
+            let p = k.paired(a, b, ROUNDS, PASSES).expect("the kernel has both variants");
+            println!(
+                "  {:<16} {:>3} / {:<7} {:.3} [{:.3}, {:.3}]",
+                k.name(),
+                a.name(),
+                b.name(),
+                p.median,
+                p.quartiles.0,
+                p.quartiles.1
+            );
+        }
+    }
+}
+
+fn main() {
+    benches();
+    paired_summary();
+    Criterion::default().configure_from_args().final_summary();
+}

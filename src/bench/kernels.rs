@@ -103,6 +103,62 @@ impl Kernel {
     }
 }
 
+/// Two variants of one kernel timed in turns ([`Kernel::paired`]): the speed of the first
+/// over the second's, per round, summarised.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Paired {
+    /// Rounds timed (one ratio each).
+    pub rounds: usize,
+    /// The median ratio: above 1 when the first variant is faster.
+    pub median: f64,
+    /// The lower and upper quartiles of the ratios.
+    pub quartiles: (f64, f64),
+    /// The smallest and largest ratio.
+    pub range: (f64, f64),
+    /// The hits of the two variants' last passes (what [`Kernel::run`] returns).
+    pub hits: (u32, u32),
+}
+
+impl Kernel {
+    /// Times variants `a` and `b` in turns: `rounds` rounds, each the best of `passes` passes
+    /// of one variant and then of the other (the order swapped every round), and the ratio
+    /// `best(b) / best(a)` (`a`'s speed over `b`'s) of every round. On a host whose speed
+    /// drifts over seconds, which a benchmark that runs one variant after the other reads as
+    /// a difference between them, the drift is common to both halves of a round. `None` if
+    /// the kernel lacks either variant, or `rounds` or `passes` is 0.
+    pub fn paired(&mut self, a: Variant, b: Variant, rounds: usize, passes: usize) -> Option<Paired> {
+        let has = self.variants();
+        if !has.contains(&a) || !has.contains(&b) || rounds == 0 || passes == 0 {
+            return None;
+        }
+        let mut hits = (0, 0);
+        let best = |k: &mut Kernel, v: Variant, hit: &mut u32| {
+            let mut t = f64::INFINITY;
+            for _ in 0..passes {
+                let start = std::time::Instant::now();
+                *hit = black_box(k.run(black_box(v)))?;
+                t = t.min(start.elapsed().as_secs_f64());
+            }
+            // A pass too short for the clock counts as the clock's resolution.
+            Some(t.max(1e-9))
+        };
+        let mut ratios = Vec::with_capacity(rounds);
+        for r in 0..rounds {
+            let (ta, tb) = if r % 2 == 0 {
+                let ta = best(self, a, &mut hits.0)?;
+                (ta, best(self, b, &mut hits.1)?)
+            } else {
+                let tb = best(self, b, &mut hits.1)?;
+                (best(self, a, &mut hits.0)?, tb)
+            };
+            ratios.push(tb / ta);
+        }
+        ratios.sort_by(f64::total_cmp);
+        let at = |q: usize| ratios[(q * (rounds - 1)) / 4];
+        Some(Paired { rounds, median: at(2), quartiles: (at(1), at(3)), range: (ratios[0], ratios[rounds - 1]), hits })
+    }
+}
+
 impl fmt::Debug for Kernel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Kernel").field("name", &self.name).field("variants", &self.variants()).finish()
@@ -1061,6 +1117,22 @@ mod tests {
 
     fn find<'a>(table: &'a mut [Kernel], name: &str) -> &'a mut Kernel {
         table.iter_mut().find(|k| k.name() == name).unwrap_or_else(|| panic!("no kernel {name}"))
+    }
+
+    #[test]
+    fn paired_times_both_variants_in_every_round() {
+        let mut table = kernels();
+        let k = find(&mut table, "ray_aabb");
+        let want = (k.run(Variant::X16).unwrap(), k.run(Variant::Autovec).unwrap());
+        let p = k.paired(Variant::X16, Variant::Autovec, 7, 2).expect("ray_aabb has both variants");
+        assert_eq!(p.rounds, 7);
+        assert_eq!(p.hits, want, "every round runs both variants' passes");
+        let ((lo, hi), (q1, q3)) = (p.range, p.quartiles);
+        assert!(0.0 < lo && lo <= q1 && q1 <= p.median && p.median <= q3 && q3 <= hi && hi.is_finite(), "{p:?}");
+        assert_eq!(k.paired(Variant::X16, Variant::Autovec, 0, 1), None, "no rounds");
+        assert_eq!(k.paired(Variant::X16, Variant::Autovec, 3, 0), None, "no passes");
+        let k = find(&mut table, "aabb_aabb");
+        assert_eq!(k.paired(Variant::X16, Variant::Autovec, 3, 1), None, "a kernel without autovec");
     }
 
     #[test]

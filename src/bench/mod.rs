@@ -23,7 +23,7 @@
 
 mod kernels;
 
-pub use kernels::{Kernel, NEAR, PAIRS, Variant, kernels};
+pub use kernels::{Kernel, NEAR, PAIRS, Paired, Variant, kernels};
 
 use crate::camera::Camera;
 use crate::hit::{HitPacket, HitSoa};
