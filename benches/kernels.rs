@@ -32,12 +32,13 @@
 //!
 //! Results land in criterion's default place, `target/criterion/<group>/<function>/`.
 //!
-//! After the groups, for the three kernels that have `autovec`, the bench prints x16 and x8
-//! against `autovec`, and x8 against `scalar`, timed in turns ([`Kernel::paired`]: 200
-//! rounds, each the best of 50 passes of one variant and then of the other). Criterion runs
-//! one function after the other, so on a host whose speed drifts over seconds the ratio of
-//! two groups' figures moves with the drift (x16 against `autovec` read 0.70–1.30 on one
-//! shared host); in turns, the drift is common to both halves of a round.
+//! After the groups, for the kernels that have `autovec` (ray–sphere's test and
+//! intersection, ray–box and ray–triangle), the bench prints x16 and x8 against `autovec`,
+//! and x8 against `scalar`, timed in turns ([`Kernel::paired`]: 200 rounds, each the best of
+//! 50 passes of one variant and then of the other). Criterion runs one function after the
+//! other, so on a host whose speed drifts over seconds the ratio of two groups' figures moves
+//! with the drift (x16 against `autovec` read 0.70–1.30 on one shared host); in turns, the
+//! drift is common to both halves of a round.
 
 use criterion::{Criterion, Throughput, criterion_group};
 use lanecast::bench::{Kernel, Variant, kernels};
@@ -80,8 +81,9 @@ criterion_group! {
         .measurement_time(Duration::from_secs(2));
     targets = bench_kernels
 }
-/// Rounds and passes per round of the comparisons in turns.
+/// Rounds of each comparison in turns (one speed ratio each).
 const ROUNDS: usize = 200;
+/// Passes of each variant per round (the best one counts).
 const PASSES: usize = 50;
 
 /// The comparisons in turns (see the module's documentation), one line each.

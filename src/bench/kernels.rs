@@ -109,9 +109,11 @@ impl Kernel {
 pub struct Paired {
     /// Rounds timed (one ratio each).
     pub rounds: usize,
-    /// The median ratio: above 1 when the first variant is faster.
+    /// The median ratio (the lower middle one for an even count of rounds): above 1 when the
+    /// first variant is faster.
     pub median: f64,
-    /// The lower and upper quartiles of the ratios.
+    /// The lower and upper quartiles of the ratios (the ratios at a quarter and three
+    /// quarters of the sorted list, rounded down).
     pub quartiles: (f64, f64),
     /// The smallest and largest ratio.
     pub range: (f64, f64),
