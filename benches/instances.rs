@@ -33,7 +33,7 @@ use support::{criterion, median, one_thread, scenes, timed};
 const SIDE: u32 = 512;
 const SEED_GRID: u64 = 0x6_21d;
 const SEED_RAYS: u64 = 0x1_5ca7;
-const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+const BACKENDS: [Backend; 4] = [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16];
 
 fn closest_hits(scene: &Scene, rays: &RaySoa, backend: Backend) -> usize {
     (0..rays.len()).filter(|&i| scene.intersect_with(&rays.ray(i), backend).is_some()).count()

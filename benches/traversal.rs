@@ -134,7 +134,7 @@ fn closest_points(scene: &Scene, points: &[Vec3], backend: Backend) -> usize {
     found
 }
 
-const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+const BACKENDS: [Backend; 4] = [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16];
 
 /// Facts of one scene for the table.
 struct SceneFacts {

@@ -41,7 +41,7 @@ enum Cmd {
     Closest(ClosestArgs),
     /// First contact of every moving sphere of a file with the scene (continuous collision).
     Sweep(SweepArgs),
-    /// Kernel and scene-query throughput table (scalar vs x4 vs x8).
+    /// Kernel and scene-query throughput table (scalar vs x4 vs x8 vs x16).
     Bench(BenchArgs),
     /// Scene facts: counts, bounds, BVH shape, build time, memory.
     Info(InfoArgs),
@@ -58,6 +58,7 @@ enum BackendArg {
     Scalar,
     X4,
     X8,
+    X16,
     Auto,
 }
 
@@ -67,6 +68,7 @@ impl From<BackendArg> for Backend {
             BackendArg::Scalar => Backend::Scalar,
             BackendArg::X4 => Backend::X4,
             BackendArg::X8 => Backend::X8,
+            BackendArg::X16 => Backend::X16,
             BackendArg::Auto => Backend::Auto,
         }
     }

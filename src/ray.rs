@@ -424,7 +424,7 @@ impl RaySoa {
     /// e.g. a byte buffer cast with `bytemuck::cast_slice`. Returns `None` when the length
     /// is not a whole number of records or `stride` is not 6 or 8.
     pub fn from_interleaved(data: &[f32], stride: usize) -> Option<Self> {
-        if !(stride == 6 || stride == 8) || data.len() % stride != 0 {
+        if !(stride == 6 || stride == 8) || !data.len().is_multiple_of(stride) {
             return None;
         }
         let n = data.len() / stride;
@@ -527,7 +527,7 @@ impl RaySoa {
         const LINE: usize = crate::lanes::F32_PER_LINE;
         /// How far ahead, in rays.
         const AHEAD: usize = 4 * LINE;
-        if i % LINE == 0 {
+        if i.is_multiple_of(LINE) {
             for c in &self.cols {
                 crate::lanes::prefetch_at(c.as_ptr().wrapping_add(i.wrapping_add(AHEAD)).cast());
             }

@@ -582,14 +582,14 @@ mod tests {
         let heights = [1, 2, 3, 7, 1000, 200_000, 100_000_000, MAX_DIMENSION];
         for w in widths {
             let tall = band_rows(w, MAX_DIMENSION);
-            assert!(tall >= 2 && tall % 2 == 0, "{w}: {tall}");
+            assert!(tall >= 2 && tall.is_multiple_of(2), "{w}: {tall}");
             assert!(
                 tall as usize * w as usize <= BAND_PIXELS.max(2 * w as usize),
                 "width {w}: {tall} rows is more than a band"
             );
             for h in heights {
                 let r = band_rows(w, h);
-                assert!(r >= 2 && r % 2 == 0, "{w}x{h}: {r}");
+                assert!(r >= 2 && r.is_multiple_of(2), "{w}x{h}: {r}");
                 assert_eq!(r, tall.min(h.next_multiple_of(2)), "{w}x{h}: {r}");
             }
         }

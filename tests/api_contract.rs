@@ -150,7 +150,7 @@ fn hits_name_their_primitive_kind() {
         (Ray::new(Vec3::new(9.5, 0.0, -3.0), Vec3::Z), bx, HitKind::Box),
         (Ray::new(Vec3::new(20.0, 0.0, 0.0), -Vec3::Y), pl, HitKind::Plane),
     ];
-    for backend in [lanecast::Backend::Scalar, lanecast::Backend::X4, lanecast::Backend::X8] {
+    for backend in [lanecast::Backend::Scalar, lanecast::Backend::X4, lanecast::Backend::X8, lanecast::Backend::X16] {
         for (ray, geom, kind) in cases {
             let h = scene.intersect_with(&ray, backend).unwrap();
             assert_eq!((h.geom, h.kind), (geom, kind), "{backend:?}");
@@ -185,4 +185,63 @@ fn builder_geometries_give_back_what_was_added_in_id_order() {
             Geometry::Mesh(&m2)
         ]
     );
+}
+
+#[test]
+fn backends_parse_by_name_and_auto_resolves_to_a_wide_backend() {
+    use lanecast::Backend;
+    for (name, b) in [
+        ("scalar", Backend::Scalar),
+        ("x4", Backend::X4),
+        ("x8", Backend::X8),
+        ("x16", Backend::X16),
+        ("auto", Backend::Auto),
+    ] {
+        assert_eq!(name.parse::<Backend>(), Ok(b));
+        assert_eq!(b.name(), name);
+        if b != Backend::Auto {
+            assert_eq!(b.resolve(), b, "a concrete backend is its own resolution");
+        }
+    }
+    let e = "x32".parse::<Backend>().unwrap_err();
+    assert_eq!(e.to_string(), "unknown backend `x32` (expected scalar, x4, x8, x16 or auto)");
+    let auto = Backend::Auto.resolve();
+    assert!([Backend::X4, Backend::X8, Backend::X16].contains(&auto), "{auto:?}");
+    // The native build (`target-cpu=native`) on a CPU with AVX-512 takes the 16-wide path;
+    // the portable CI build sets LANECAST_PORTABLE=1.
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") && std::env::var_os("LANECAST_PORTABLE").is_none() {
+        assert_eq!(auto, Backend::X16);
+    }
+}
+
+/// `X16` walks a 16-wide tree of its own, made on its first query (the scene keeps it, so its
+/// bytes count from then on); `X8` walks the tree the build made. A query of every kind and
+/// both orders gives the same answers through both.
+#[test]
+fn x16_queries_walk_a_16_wide_tree_made_on_first_use() {
+    use lanecast::{Backend, prim::Sphere};
+    let mut b = SceneBuilder::new();
+    let tris: Vec<Triangle> = (0..400)
+        .map(|i| {
+            let x = (i % 20) as f32;
+            let y = (i / 20) as f32;
+            Triangle::new(Vec3::new(x, y, 0.0), Vec3::new(x + 1.0, y, 0.0), Vec3::new(x, y + 1.0, 0.0))
+        })
+        .collect();
+    b.add_triangles(&tris).unwrap();
+    b.add_spheres(&(0..50).map(|i| Sphere::new(Vec3::new(i as f32 * 0.4, 3.0, 2.0), 0.3)).collect::<Vec<_>>())
+        .unwrap();
+    let scene = b.build().unwrap();
+    let ray = Ray::new(Vec3::new(3.2, 3.3, 5.0), -Vec3::Z);
+    let before = scene.stats().bytes;
+    let x8 = scene.intersect_with(&ray, Backend::X8);
+    assert_eq!(scene.stats().bytes, before, "the 8-wide tree comes from the build");
+    let x16 = scene.intersect_with(&ray, Backend::X16);
+    let after = scene.stats().bytes;
+    assert!(after > before, "no 16-wide tree was made ({before} -> {after} bytes)");
+    assert_eq!(x16, x8);
+    assert!(x16.is_some());
+    assert_eq!(scene.occluded_with(&ray, Backend::X16), scene.occluded_with(&ray, Backend::X8));
+    assert_eq!(scene.stats().bytes, after, "made once");
 }

@@ -19,7 +19,7 @@ use lanecast::{
     TriangleTest,
 };
 
-const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+const BACKENDS: [Backend; 4] = [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Style {

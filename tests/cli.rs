@@ -98,7 +98,7 @@ fn cast_csv_gives_the_expected_hits() {
     assert_eq!(lines[3], "inf,-1,-1,-1,0,0,0,0,0", "a miss");
     assert_eq!(lines[4], "inf,-1,-1,-1,0,0,0,0,0", "a NaN ray is a miss, not an error");
     // Every backend and thread count gives the same file.
-    for backend in ["scalar", "x4", "x8"] {
+    for backend in ["scalar", "x4", "x8", "x16"] {
         let o = lanecast(&["cast", s(&scene), "--rays", s(&rays), "--backend", backend, "--threads", "1"]);
         ok(&o);
         assert_eq!(stdout(&o), text, "backend {backend} to stdout");
@@ -340,9 +340,13 @@ fn info_and_bench_report() {
         assert!(r["threads"].as_u64().unwrap() >= 1);
         assert!(r["mrays_per_s"].as_f64().unwrap() > 0.0 && r["vs_scalar"].as_f64().unwrap() > 0.0);
     }
-    // Kernels run at every width, scene queries up to 8 lanes.
+    // Kernels run at every width; ray queries on the 16-wide tree too, closest points and
+    // sweeps up to 8 lanes (x16 runs them as x8 does).
     assert!(rows.iter().any(|r| r["query"] == "ray_triangle" && r["backend"] == "x16"), "no x16 kernel row");
-    assert!(!rows.iter().any(|r| r["query"] == "closest_coherent" && r["backend"] == "x16"));
+    for q in ["closest_coherent", "closest_incoherent", "occlusion"] {
+        assert!(rows.iter().any(|r| r["query"] == q && r["backend"] == "x16"), "no x16 row for {q}");
+    }
+    assert!(!rows.iter().any(|r| r["query"] == "closest_point" && r["backend"] == "x16"));
     // The watertight default against the Möller–Trumbore opt-in, on the same scene.
     for q in ["closest_coherent", "closest_incoherent", "occlusion"] {
         assert!(rows.iter().any(|r| r["query"] == q && r["backend"] == "x8_mt"), "no x8_mt row for {q}");

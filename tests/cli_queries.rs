@@ -298,7 +298,7 @@ fn cast_all_lists_every_hit_in_every_format() {
     // Every backend and thread count, stdout and stdin give the same csv.
     let rays = dir.path().join("rays.csv");
     let text = std::fs::read_to_string(dir.path().join("all.csv")).unwrap();
-    for backend in ["scalar", "x4", "x8"] {
+    for backend in ["scalar", "x4", "x8", "x16"] {
         let o = lanecast(&["cast", s(&scene), "--all", "--rays", s(&rays), "--backend", backend, "--threads", "1"]);
         ok(&o);
         assert_eq!(stdout(&o), text, "backend {backend}");
@@ -373,7 +373,7 @@ fn count_gives_the_hand_worked_counts_in_every_format() {
         assert_eq!(got, COUNTS, "{ext}");
     }
     let rays = dir.path().join("rays.csv");
-    for backend in ["scalar", "x4", "x8"] {
+    for backend in ["scalar", "x4", "x8", "x16"] {
         let o = lanecast(&["count", s(&scene), "--rays", s(&rays), "--backend", backend, "--threads", "2"]);
         ok(&o);
         assert_eq!(stdout(&o), "count\n4\n2\n0\n0\n1\n1\n", "backend {backend}");
@@ -427,7 +427,7 @@ fn inside_gives_the_hand_worked_answers_in_every_format() {
         }
     }
     let input = dir.path().join("pts.csv");
-    for backend in ["scalar", "x4", "x8"] {
+    for backend in ["scalar", "x4", "x8", "x16"] {
         let o = lanecast(&["inside", s(&scene), "--points", s(&input), "--backend", backend, "--threads", "1"]);
         ok(&o);
         assert_eq!(stdout(&o), want_csv, "backend {backend}");
@@ -693,7 +693,7 @@ fn closest_gives_the_hand_worked_points_in_every_format() {
         }
         let input = dir.path().join("pts.csv");
         let text = std::fs::read_to_string(dir.path().join(format!("closest{}.csv", flag.join("")))).unwrap();
-        for backend in ["scalar", "x4", "x8"] {
+        for backend in ["scalar", "x4", "x8", "x16"] {
             let mut args = vec!["closest", s(&scene), "--points", s(&input), "--backend", backend, "--threads", "1"];
             args.extend(flag);
             let o = lanecast(&args);

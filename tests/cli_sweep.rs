@@ -197,7 +197,7 @@ fn sweep_gives_the_hand_worked_contacts_in_every_format_and_backend() {
     let text = std::fs::read_to_string(dir.path().join("contacts.csv")).unwrap();
     // The miss row as documented.
     assert_eq!(text.lines().nth(5), Some("inf,-1,-1,-1,inf,inf,inf,0,0,0"));
-    for backend in ["scalar", "x4", "x8"] {
+    for backend in ["scalar", "x4", "x8", "x16"] {
         let o = lanecast(&["sweep", s(&scene), "--spheres", s(&input), "--backend", backend, "--threads", "1"]);
         ok(&o);
         check(&parse_csv(&String::from_utf8_lossy(&o.stdout)), backend);

@@ -19,7 +19,7 @@ use lanecast::rng::Rng;
 use lanecast::vec3x::Vec3x;
 use lanecast::{Backend, ClosestPoint, F32x4, F32x8, F32x16, HitKind, Lanes, SceneBuilder, TriangleTest};
 
-const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+const BACKENDS: [Backend; 4] = [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16];
 
 /// Random cases per kernel and width: large in release, a prefix in debug builds.
 fn cases() -> usize {

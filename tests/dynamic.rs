@@ -8,7 +8,7 @@ use lanecast::prim::{Aabb, Plane, Sphere, Triangle};
 use lanecast::rng::Rng;
 use lanecast::{Backend, Ray, Scene, SceneBuilder, SceneError, SphereSweep, TriangleTest};
 
-const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+const BACKENDS: [Backend; 4] = [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16];
 
 /// The source data of a scene: a mesh with shared vertices (geometry 0), a sphere set (1), a
 /// box set (2), a triangle soup (3) and a plane (4).

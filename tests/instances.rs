@@ -20,7 +20,7 @@ use lanecast::{
     Backend, F32x4, F32x8, Hit, HitKind, HitPacket, Mask, Ray, RayPacket, Scene, SceneBuilder, SceneError, SphereSweep,
 };
 
-const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+const BACKENDS: [Backend; 4] = [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16];
 /// Relative tolerance of `t`, distances and contact times (see the module docs).
 const T_TOL: f32 = 2e-5;
 /// Tolerance of unit normals (component-wise).
@@ -74,7 +74,7 @@ fn random_transform(rng: &mut Rng, k: usize, i: usize) -> Affine3A {
         // Spheres: similarities, mirrored or not.
         2 => {
             let s = rng.range(0.4, 2.5);
-            let mirror = if i % 2 == 0 { 1.0 } else { -1.0 };
+            let mirror = if i.is_multiple_of(2) { 1.0 } else { -1.0 };
             Affine3A::from_mat3_translation(Mat3::from_quat(random_rotation(rng)) * (s * mirror), at)
         }
         // Boxes: axes permuted, mirrored, scaled.
@@ -275,7 +275,7 @@ fn packets_through_instances_equal_single_rays() {
     let mut scratch = PacketScratch::default();
     for _ in 0..300 {
         let rays: Vec<Ray> = (0..8).map(|_| random_ray(&mut rng)).collect();
-        for b in [Backend::Scalar, Backend::X4, Backend::X8] {
+        for b in [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16] {
             let p8 = RayPacket::<F32x8>::from_rays(&rays).unwrap();
             let mut out = HitPacket::default();
             scene.intersect_packet_with(&p8, &mut out, &mut scratch, b);

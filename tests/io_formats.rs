@@ -484,7 +484,7 @@ fn bad_bin_is_an_error_naming_file_and_record() {
 fn npy_file(ver: u8, dict: &str, data: &[u8]) -> Vec<u8> {
     let mut header = dict.as_bytes().to_vec();
     let pre = if ver == 1 { 10 } else { 12 };
-    while (pre + header.len() + 1) % 64 != 0 {
+    while !(pre + header.len() + 1).is_multiple_of(64) {
         header.push(b' ');
     }
     header.push(b'\n');

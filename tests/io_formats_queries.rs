@@ -24,7 +24,7 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
 /// A hand-made version 1.0 `.npy` file with header dict `dict` and `data`.
 fn npy_file(dict: &str, data: &[u8]) -> Vec<u8> {
     let mut header = dict.as_bytes().to_vec();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(b' ');
     }
     header.push(b'\n');

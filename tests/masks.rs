@@ -15,7 +15,7 @@ use lanecast::{
     SphereSweep,
 };
 
-const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+const BACKENDS: [Backend; 4] = [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16];
 
 #[derive(Clone)]
 enum Geom {

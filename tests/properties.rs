@@ -65,7 +65,7 @@ proptest! {
         let mut b = SceneBuilder::new();
         b.add_triangles(&tris.iter().map(|(a, b, c)| Triangle::new(*a, *b, *c)).collect::<Vec<_>>()).unwrap();
         let scene = b.build().unwrap();
-        for backend in [Backend::Scalar, Backend::X4, Backend::X8] {
+        for backend in [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16] {
             let ray = Ray::new(o, d);
             let hit = scene.intersect_with(&ray, backend);
             prop_assert_eq!(scene.occluded_with(&ray, backend), hit.is_some());

@@ -362,7 +362,7 @@ fn scene_hits_carry_each_kinds_unit_geometric_normal() {
         assert!((h.normal - n).length() <= 1e-6, "{how}: {kind:?} normal {} against {n}", h.normal);
     };
     for &(ray, kind, n) in &cases {
-        for backend in [Backend::Scalar, Backend::X4, Backend::X8] {
+        for backend in [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16] {
             let h = scene.intersect_with(&ray, backend).expect("every case hits");
             check(h, kind, n, &format!("{backend:?}"));
         }
@@ -408,7 +408,7 @@ fn a_small_sphere_far_out_gets_an_accurate_hit_normal() {
         let n = h.unwrap_or_else(|| panic!("{how}: a miss")).normal;
         assert!((n - want).abs().max_element() <= tol, "{how}: normal {n} against {want} (tolerance {tol})");
     };
-    for backend in [Backend::Scalar, Backend::X4, Backend::X8] {
+    for backend in [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16] {
         check(scene.intersect_with(&ray, backend), &format!("{backend:?}"));
     }
     let rays = vec![ray; 8];

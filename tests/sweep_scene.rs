@@ -21,7 +21,7 @@ use lanecast::prim::{Aabb, Plane, Sphere, Triangle};
 use lanecast::rng::Rng;
 use lanecast::{Backend, HitKind, Scene, SceneBuilder, SphereSweep, SweepHit};
 
-const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+const BACKENDS: [Backend; 4] = [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16];
 
 #[derive(Clone, Copy, Debug)]
 enum Shape {

@@ -425,3 +425,85 @@ fn child_order_for_four_lanes_sorts_the_hits() {
         assert_eq!(out[..4].iter().map(|e| e.child).collect::<Vec<_>>(), [10, 9, 7, 8]);
     }
 }
+
+/// [`child_order::order16`] (or the twin itself, `same`) against
+/// [`child_order::order_scalar16`], bit for bit on the hits' entries, and the contract.
+fn check_order16(t: &[f32; 16], kids: &[u32; 16], hits: u32) {
+    let k = hits.count_ones() as usize;
+    let (mut a, mut b) = ([StackEntry::default(); 16], [StackEntry::default(); 16]);
+    let near_lanes = child_order::order16(t, kids, hits, &mut a);
+    let near = child_order::order_scalar16(t, kids, hits, &mut b);
+    let bits = |e: &[StackEntry]| e.iter().map(|e| (e.child, e.t.to_bits())).collect::<Vec<_>>();
+    assert_eq!((near_lanes, bits(&a[..k])), (near, bits(&b[..k])), "t {t:?} hits {hits:#b}");
+    assert_eq!(near, b[k - 1].child);
+    let lane_of = |c: u32| kids.iter().position(|&x| x == c).unwrap();
+    let keys: Vec<u32> = b[..k].iter().map(|e| child_order::key16(e.t, lane_of(e.child))).collect();
+    assert!(keys.windows(2).all(|w| w[0] > w[1]), "keys not descending: {keys:?}");
+    let mut lanes: Vec<usize> = b[..k].iter().map(|e| lane_of(e.child)).collect();
+    lanes.sort_unstable();
+    assert_eq!(lanes, (0..16).filter(|i| hits >> i & 1 != 0).collect::<Vec<_>>());
+    for e in &b[..k] {
+        assert_eq!(e.t.to_bits(), t[lane_of(e.child)].to_bits(), "entry times are kept exactly");
+    }
+}
+
+/// The 16-lane network against its scalar twin: seeded random entry times with ties, near
+/// ties, zeros of both signs, negative and special values, random hit masks, and single,
+/// paired and full masks with equal, zero and ordered times. Without AVX-512 `order16` is the
+/// twin itself: ignored there (the contract runs in `child_order_for_sixteen_lanes_sorts_the_hits`).
+#[test]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "avx512f")),
+    ignore = "built without AVX-512: order16 is the scalar twin itself"
+)]
+fn child_order_avx512_network_equals_scalar_twin() {
+    assert_eq!(child_order::ORDER16_IMPL, "avx512 sorting network");
+    let mut rng = Rng::new(0x16de);
+    let kids: [u32; 16] = std::array::from_fn(|i| 100 + i as u32 * 7);
+    for _ in 0..n_cases() {
+        let (a, b) = (random_times(&mut rng), random_times(&mut rng));
+        let t: [f32; 16] = std::array::from_fn(|i| if i < 8 { a[i] } else { b[i - 8] });
+        let hits = (rng.below(0xffff) + 1) as u32;
+        check_order16(&t, &kids, hits);
+    }
+    let patterns: [[f32; 16]; 4] =
+        [[2.5; 16], [0.0; 16], std::array::from_fn(|i| 16.0 - i as f32), std::array::from_fn(|i| 1.0 + i as f32)];
+    for t in &patterns {
+        for a in 0..16 {
+            for b in a..16 {
+                check_order16(t, &kids, 1 << a | 1 << b);
+            }
+        }
+        check_order16(t, &kids, 0xffff);
+        check_order16(t, &kids, 0x5555);
+    }
+}
+
+/// The native build must use the AVX-512 network on a CPU that has AVX-512F.
+#[test]
+fn native_build_uses_the_avx512_network() {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") && std::env::var_os("LANECAST_PORTABLE").is_none() {
+        assert_eq!(child_order::ORDER16_IMPL, "avx512 sorting network", "native build without AVX-512");
+    }
+    println!("order16 compiled to: {}", child_order::ORDER16_IMPL);
+}
+
+#[test]
+fn child_order_for_sixteen_lanes_sorts_the_hits() {
+    // The contract alone, for both versions in every build: lane 3 is not hit, lane 5's
+    // negative entry time counts as 0 (the nearest), equal times go by lane (the larger
+    // lane farther).
+    let t = [3.0, 1.0, 2.0, 0.5, 9.0, -1.0, 7.0, 4.0, 1.0, 8.0, 6.0, 5.0, 2.0, 11.0, 10.0, 12.0];
+    let kids: [u32; 16] = std::array::from_fn(|i| 10 + i as u32);
+    type Order16 = fn(&[f32; 16], &[u32; 16], u32, &mut [StackEntry; 16]) -> u32;
+    for order in [child_order::order16 as Order16, child_order::order_scalar16] {
+        let mut out = [StackEntry::default(); 16];
+        let near = order(&t, &kids, 0xffff & !(1 << 3), &mut out);
+        assert_eq!(near, 15);
+        assert_eq!(
+            out[..15].iter().map(|e| e.child).collect::<Vec<_>>(),
+            [25, 23, 24, 14, 19, 16, 20, 21, 17, 10, 22, 12, 18, 11, 15]
+        );
+    }
+}

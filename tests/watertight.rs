@@ -24,7 +24,7 @@ use lanecast::vec3x::Vec3x;
 use lanecast::{F32x4, F32x8, F32x16, Lanes, Mask, Ray, RayPacket, Scene, SceneBuilder, TriangleTest};
 use std::collections::HashMap;
 
-const BACKENDS: [Backend; 3] = [Backend::Scalar, Backend::X4, Backend::X8];
+const BACKENDS: [Backend; 4] = [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16];
 
 // ---------------------------------------------------------------------------------------
 // Closed meshes, built from their definitions.
@@ -287,7 +287,7 @@ fn leaks(scene: &Scene, rays: &[Ray], backend: Backend) -> (usize, usize) {
     let mut even = 0;
     for r in rays {
         misses += scene.intersect_with(r, backend).is_none() as usize;
-        even += (scene.count_intersections_with(r, backend) % 2 == 0) as usize;
+        even += scene.count_intersections_with(r, backend).is_multiple_of(2) as usize;
     }
     (misses, even)
 }
@@ -796,7 +796,7 @@ fn a_sliver_hit_reports_its_f64_unit_normal() {
     b.add_triangle(tri).unwrap();
     let scene = b.build().unwrap();
     let ray = Ray::new(Vec3::new(0.25 * e, 0.25 * e, 1.0), Vec3::NEG_Z);
-    for backend in [Backend::Scalar, Backend::X4, Backend::X8] {
+    for backend in [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16] {
         let h = scene.intersect_with(&ray, backend).unwrap_or_else(|| panic!("{backend:?}: no hit"));
         assert_eq!(h.t, 1.0, "{backend:?}");
         assert_eq!(h.normal, Vec3::Z, "{backend:?}");
@@ -830,7 +830,7 @@ fn a_triangle_hit_reports_its_unit_geometric_normal() {
         for from in [1.0f32, -1.0] {
             let ray = Ray::new(centroid + up * (from * scale), up * -from);
             let mut seen = Vec::new();
-            for backend in [Backend::Scalar, Backend::X4, Backend::X8] {
+            for backend in [Backend::Scalar, Backend::X4, Backend::X8, Backend::X16] {
                 let h = scene.intersect_with(&ray, backend).unwrap_or_else(|| panic!("case {k}, {backend:?}: no hit"));
                 let err = (h.normal.as_dvec3() - want).abs().max_element();
                 assert!(err <= 2f64.powi(-17), "case {k}, {backend:?}: normal {:?}, want {want:?}", h.normal);

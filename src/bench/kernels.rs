@@ -19,7 +19,7 @@ use std::hint::black_box;
 /// Pairs per pool: a multiple of 16, so every lane of every pass is live, and small enough for
 /// a pool to stay in L1/L2.
 pub const PAIRS: usize = 4096;
-const _: () = assert!(PAIRS % 16 == 0);
+const _: () = assert!(PAIRS.is_multiple_of(16));
 
 /// One way of running a kernel over its pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -160,13 +160,15 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, scene_mt: Option<&Scene>, cam:
     let points = uniform_points(&bounds, n, SEED_POINTS);
     let sweeps = workload::sphere_sweeps(&bounds, n, SEED_SWEEPS);
     Scene::segments_to_los(&mut segs);
+    // Closest points and sweeps have no 16-wide path (`X16` runs them as `X8` does).
     let backends = [("scalar", Backend::Scalar), ("x4", Backend::X4), ("x8", Backend::X8)];
+    let ray_backends = [("scalar", Backend::Scalar), ("x4", Backend::X4), ("x8", Backend::X8), ("x16", Backend::X16)];
     let all = rayon::current_num_threads();
     for threads in [1, all] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
         pool.install(|| {
             for (query, rays) in [("closest_coherent", &primary), ("closest_incoherent", &incoherent)] {
-                let mut res: Vec<(&str, f64)> = backends
+                let mut res: Vec<(&str, f64)> = ray_backends
                     .iter()
                     .map(|&(name, b)| {
                         let mut out = HitSoa::default();
@@ -195,7 +197,7 @@ fn scene_rows(rows: &mut Vec<Row>, scene: &Scene, scene_mt: Option<&Scene>, cam:
                 }
                 push_rows(rows, query, threads, &res);
             }
-            let mut res: Vec<(&str, f64)> = backends
+            let mut res: Vec<(&str, f64)> = ray_backends
                 .iter()
                 .map(|&(name, b)| {
                     let mut out = vec![false; segs.len()];
@@ -283,14 +285,21 @@ mod tests {
     }
 
     #[test]
-    fn scene_rows_include_closest_point_and_sweeps_for_every_backend() {
+    fn scene_rows_hold_every_query_for_its_backends() {
         let mut b = crate::scene::SceneBuilder::new();
         b.add_sphere(crate::prim::Sphere::new(Vec3::ZERO, 1.0)).unwrap();
         let scene = b.build().unwrap();
         let mut rows = Vec::new();
         scene_rows(&mut rows, &scene, None, &fallback_camera(&scene), 64, Duration::ZERO);
-        for query in ["closest_point", "sweep_sphere"] {
-            for backend in ["scalar", "x4", "x8"] {
+        let ray_backends: &[&str] = &["scalar", "x4", "x8", "x16"];
+        for (query, backends) in [
+            ("closest_point", &ray_backends[..3]),
+            ("sweep_sphere", &ray_backends[..3]),
+            ("closest_coherent", ray_backends),
+            ("closest_incoherent", ray_backends),
+            ("occlusion", ray_backends),
+        ] {
+            for &backend in backends {
                 let r = rows.iter().find(|r| r.query == query && r.backend == backend && r.threads == 1);
                 let r = r.unwrap_or_else(|| panic!("no {query} row for {backend}: {rows:?}"));
                 assert!(r.mrays_per_s > 0.0 && r.mrays_per_s.is_finite(), "{r:?}");

@@ -2,7 +2,7 @@
 //! heuristic: which binary nodes become slots of a wide node, which become wide nodes, and
 //! which sibling leaves merge into one wide leaf.
 
-use super::node::{Bvh2, Child, MAX_WIDE_LEAF, Node2, WideBvh, WideNode};
+use super::node::{Bvh2, Child, MAX_WIDE_LEAF, MAX_WIDTH, Node2, WideBvh, WideNode};
 
 impl<N: WideNode> WideBvh<N> {
     /// Collapses a binary BVH into a wide one by the surface area heuristic: for every binary
@@ -40,6 +40,9 @@ const NODE_COST: f32 = 1.0;
 /// SAH price of one block of `WIDTH` primitive tests, per unit of area.
 const BLOCK_COST: f32 = 1.0;
 
+/// Entries of a plan's tables: one per slot count `0..=MAX_WIDTH`.
+const COSTS: usize = MAX_WIDTH + 1;
+
 /// The collapse plan of one binary node.
 #[derive(Clone, Copy)]
 struct Plan {
@@ -49,17 +52,17 @@ struct Plan {
     /// As one slot, the subtree is a leaf (else a wide node).
     leaf: bool,
     /// `cost[k]`: cheapest cost of the subtree given `k` slots (`k = 1..=WIDTH`).
-    cost: [f32; 9],
+    cost: [f32; COSTS],
     /// `split[k]`: slots given to the left child when the subtree is spread over `k` slots
     /// (0: it takes one slot itself).
-    split: [u8; 9],
+    split: [u8; COSTS],
     /// `spread[k]`: the best left share when the node's children are spread over `k` slots
     /// (what a wide node made of this binary node uses, with `k = WIDTH`).
-    spread: [u8; 9],
+    spread: [u8; COSTS],
 }
 
 fn plan(b2: &[Node2], width: usize) -> Vec<Plan> {
-    let empty = Plan { first: 0, count: 0, leaf: true, cost: [0.0; 9], split: [0; 9], spread: [0; 9] };
+    let empty = Plan { first: 0, count: 0, leaf: true, cost: [0.0; COSTS], split: [0; COSTS], spread: [0; COSTS] };
     let mut plans = vec![empty; b2.len()];
     let leaf_cost = |area: f32, count: u32| area * BLOCK_COST * count.div_ceil(width as u32) as f32;
     // Children come after their parent in `b2`, so a reverse sweep is bottom-up. Each plan is
@@ -73,13 +76,13 @@ fn plan(b2: &[Node2], width: usize) -> Vec<Plan> {
             let p = &mut plans[i];
             p.first = n.index;
             p.count = n.count;
-            p.cost = [leaf_cost(area, n.count); 9];
+            p.cost = [leaf_cost(area, n.count); COSTS];
             continue;
         }
         let c = n.index as usize;
         let (l, r) = (&plans[c], &plans[c + 1]);
         let (first, count) = (l.first, l.count + r.count);
-        let mut spread = [0u8; 9];
+        let mut spread = [0u8; COSTS];
         let dist = spread_costs(l, r, [b2[c].is_leaf(), b2[c + 1].is_leaf()], width, &mut spread);
         let inner = area * NODE_COST + dist[width];
         let leaf = if count <= MAX_WIDE_LEAF { leaf_cost(area, count) } else { f32::INFINITY };
@@ -103,8 +106,8 @@ fn plan(b2: &[Node2], width: usize) -> Vec<Plan> {
 /// search is shorter, with the same answer: a left leaf takes one slot; beside a right leaf,
 /// the first cheapest share of `k` slots is the running first minimum of the left's costs
 /// over shares `1..k`.
-fn spread_costs(l: &Plan, r: &Plan, leaf: [bool; 2], width: usize, spread: &mut [u8; 9]) -> [f32; 9] {
-    let mut dist = [f32::INFINITY; 9];
+fn spread_costs(l: &Plan, r: &Plan, leaf: [bool; 2], width: usize, spread: &mut [u8; COSTS]) -> [f32; COSTS] {
+    let mut dist = [f32::INFINITY; COSTS];
     match leaf {
         [true, _] => {
             for k in 2..=width {
@@ -139,7 +142,7 @@ fn spread_costs(l: &Plan, r: &Plan, leaf: [bool; 2], width: usize, spread: &mut 
 
 /// Writes wide node `at` for binary inner node `src`, spreading its children over the slots.
 fn emit<N: WideNode>(b2: &[Node2], plans: &[Plan], src: usize, at: usize, nodes: &mut Vec<N>) {
-    let mut slots = [0usize; 8];
+    let mut slots = [0usize; MAX_WIDTH];
     let mut n = 0;
     let kl = plans[src].spread[N::WIDTH] as usize;
     let first = b2[src].index as usize;
@@ -160,7 +163,7 @@ fn emit<N: WideNode>(b2: &[Node2], plans: &[Plan], src: usize, at: usize, nodes:
 }
 
 /// The binary nodes that take the `k` slots planned for subtree `src`.
-fn gather(b2: &[Node2], plans: &[Plan], src: usize, k: usize, slots: &mut [usize; 8], n: &mut usize) {
+fn gather(b2: &[Node2], plans: &[Plan], src: usize, k: usize, slots: &mut [usize; MAX_WIDTH], n: &mut usize) {
     let kl = plans[src].split[k] as usize;
     if kl == 0 {
         slots[*n] = src;
@@ -214,7 +217,7 @@ mod tests {
                         continue;
                     }
                     short += 1;
-                    let (mut got, mut want) = ([0u8; 9], [0u8; 9]);
+                    let (mut got, mut want) = ([0u8; COSTS], [0u8; COSTS]);
                     let got_cost = spread_costs(l, r, leaf, width, &mut got);
                     let want_cost = spread_costs(l, r, [false, false], width, &mut want);
                     assert_eq!((got_cost.map(f32::to_bits), got), (want_cost.map(f32::to_bits), want), "{leaf:?}");

@@ -24,7 +24,7 @@ pub mod traverse;
 pub mod validate;
 
 pub use node::{
-    Bvh2, Child, EMPTY_CHILD, MAX_BINARY_LEAF, MAX_PRIMITIVES, MAX_WIDE_LEAF, Node2, Node4, Node8, STACK_DEPTH,
+    Bvh2, Child, EMPTY_CHILD, MAX_BINARY_LEAF, MAX_PRIMITIVES, MAX_WIDE_LEAF, Node2, Node4, Node8, Node16, STACK_DEPTH,
     WideBvh, WideNode,
 };
 pub use preset::{BuildOptions, Quality};

@@ -14,8 +14,11 @@ use glam::{Vec3, Vec3A};
 /// Largest leaf of a binary tree (the builder's `max_leaf` is clamped to it).
 pub const MAX_BINARY_LEAF: usize = 8;
 /// Largest leaf of a wide tree: the collapse merges sibling binary leaves up to this many
-/// primitives (two 8-lane blocks, four 4-lane blocks). It is what a leaf reference can encode.
+/// primitives (one 16-lane block, two 8-lane blocks, four 4-lane blocks). It is what a leaf
+/// reference can encode.
 pub const MAX_WIDE_LEAF: u32 = 16;
+/// The widest wide node ([`Node16`]).
+pub const MAX_WIDTH: usize = 16;
 /// Depth every tree is built to fit (checked by [`crate::bvh::validate`]); traversal stacks
 /// are sized from it.
 pub const STACK_DEPTH: usize = 128;
@@ -189,6 +192,7 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Node4 {}
     impl Sealed for super::Node8 {}
+    impl Sealed for super::Node16 {}
 }
 
 macro_rules! wide_node {
@@ -283,6 +287,8 @@ wide_node!(
     32,
     "A node with 8 children (224 bytes, 32-byte aligned: within 4 cache lines)."
 );
+
+wide_node!(Node16, 16, wide::f32x16, 448, 64, "A node with 16 children (448 bytes, 64-byte aligned: 7 cache lines).");
 
 /// A wide BVH: `root` is a child reference (a node, a leaf, or [`EMPTY_CHILD`] for no
 /// primitives). Built by [`WideBvh::collapse`](crate::bvh::collapse).

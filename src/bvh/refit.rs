@@ -4,7 +4,7 @@
 //! faster than a build, at the price of boxes that fit the moved primitives less well the
 //! farther they moved (a rebuild gives the full quality back).
 
-use super::node::{Child, EMPTY_CHILD, Node2, WideBvh, WideNode};
+use super::node::{Child, EMPTY_CHILD, MAX_WIDTH, Node2, WideBvh, WideNode};
 use crate::prim::Aabb;
 
 /// Recomputes the boxes of the binary tree `nodes` from `boxes` (the primitives' boxes in leaf
@@ -47,7 +47,7 @@ pub fn refit_wide<N: WideNode>(bvh: &mut WideBvh<N>, boxes: &[Aabb]) {
             }
             Child::Node(i) => {
                 let i = i as usize;
-                let mut kids = [EMPTY_CHILD; 8];
+                let mut kids = [EMPTY_CHILD; MAX_WIDTH];
                 kids[..N::WIDTH].copy_from_slice(nodes[i].children());
                 let mut all = Aabb::EMPTY;
                 for (slot, &kid) in kids[..N::WIDTH].iter().enumerate() {

@@ -275,7 +275,7 @@ pub fn write_f32_records(
     values: &[f32],
     header: Option<&str>,
 ) -> Result<(), IoError> {
-    if !(1..=8).contains(&width) || values.len() % width != 0 {
+    if !(1..=8).contains(&width) || !values.len().is_multiple_of(width) {
         return Err(IoError::new(
             path,
             format!("{} values do not make whole records of width {width} (width must be 1 to 8)", values.len()),

@@ -266,7 +266,7 @@ impl<P: Primitive> Soa<P> {
     /// range inside `len()` load inside the storage.
     #[inline(always)]
     pub(crate) fn blocks<L: Lanes>(&self, first: usize, count: usize) -> Blocks<L> {
-        debug_assert!(self.stride % LINE == 0);
+        debug_assert!(self.stride.is_multiple_of(LINE));
         let phase = self.data.as_ptr() as usize / core::mem::size_of::<f32>();
         Blocks { i: first, end: first.saturating_add(count), phase, _lanes: PhantomData }
     }

@@ -25,10 +25,10 @@ use super::kind::{KindBvh, LeafRay, Traceable};
 use super::query::{BATCH_CHUNK, Prepared, ScalarRay, WideTrees, batch_tasks};
 use super::{Backend, Scene};
 use crate::bvh::traverse::{self, Closest, LeafAction, TraversalStack};
-use crate::bvh::{Node4, Node8, WideNode};
+use crate::bvh::{Node4, Node8, Node16, WideNode};
 use crate::hit::{Hit, HitSoa};
 use crate::kernel::ray_plane;
-use crate::lanes::{F32x4, F32x8, Lanes, Mask};
+use crate::lanes::{F32x4, F32x8, F32x16, Lanes, Mask};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{Ray, RaySoa};
 use glam::Vec3;
@@ -203,6 +203,7 @@ impl Scene {
                 }
             }
             Backend::X4 => self.walk_wide::<F32x4, Node4, S>(ray, kinds, sink),
+            Backend::X16 => self.walk_wide::<F32x16, Node16, S>(ray, kinds, sink),
             _ => self.walk_wide::<F32x8, Node8, S>(ray, kinds, sink),
         }
         if kinds.planes {

@@ -17,7 +17,7 @@ fn invalid(geom: u32, what: impl Into<String>) -> SceneError {
 }
 
 /// Replaces the primitives of geometry `geom` in `kb` (`new[prim]` for each of its
-/// primitives in the tree) and refits the three trees.
+/// primitives in the tree) and refits the trees made so far.
 fn update_kind<P: Traceable>(kb: &mut KindBvh<P>, geom: u32, new: &[P]) {
     let mut prims: Vec<P> = (0..kb.len()).map(|k| kb.prims.get(k)).collect();
     for (p, &[g, prim]) in prims.iter_mut().zip(&kb.ids) {
@@ -32,6 +32,9 @@ fn update_kind<P: Traceable>(kb: &mut KindBvh<P>, geom: u32, new: &[P]) {
         refit::refit_wide(bvh4, &boxes);
     }
     refit::refit_wide(&mut kb.bvh8, &boxes);
+    if let Some(bvh16) = kb.bvh16_mut() {
+        refit::refit_wide(bvh16, &boxes);
+    }
     kb.bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(&p.exact_bounds()));
 }
 

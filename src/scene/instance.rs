@@ -27,11 +27,11 @@ use super::{Backend, GeomKind, Scene, SceneError};
 use crate::bvh::traverse::{
     self, AnyHit, Closest, LeafAction, PointLeafAction, SweepLeafAction, TraversalRay, TraversalStack,
 };
-use crate::bvh::{BuildOptions, BvhError, Node4, Node8};
+use crate::bvh::{BuildOptions, BvhError, Node4, Node8, Node16};
 use crate::error::LimitError;
 use crate::hit::{Hit, HitKind};
 use crate::kernel::closest_point as cp;
-use crate::lanes::{F32x4, F32x8};
+use crate::lanes::{F32x4, F32x8, F32x16};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{ALL_BITS, Ray};
 use glam::{Affine3A, Mat3A, Vec3};
@@ -440,6 +440,12 @@ impl Instances {
             Backend::X4 => traverse::ray_wide::<M, F32x4, Node4>(
                 self.top.bvh4(),
                 &TraversalRay::<F32x4>::new(ray),
+                action,
+                &mut stack,
+            ),
+            Backend::X16 => traverse::ray_wide::<M, F32x16, Node16>(
+                self.top.bvh16(),
+                &TraversalRay::<F32x16>::new(ray),
                 action,
                 &mut stack,
             ),

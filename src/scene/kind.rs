@@ -4,7 +4,7 @@
 //! trees.
 
 use super::TriangleTest;
-use crate::bvh::{self, BuildOptions, BvhError, Node2, Node4, Node8, WideBvh};
+use crate::bvh::{self, BuildOptions, BvhError, Node2, Node4, Node8, Node16, WideBvh};
 use crate::error::LimitError;
 use crate::kernel::watertight::{self, ShearedLanes, ShearedRay};
 use crate::kernel::{ray_aabb, ray_sphere, ray_triangle};
@@ -239,8 +239,9 @@ impl Traceable for Aabb {
 }
 
 /// One kind's primitives in BVH leaf order, their ids, and the trees over them: the binary
-/// and 8-wide trees from the build, the 4-wide tree (only the x4 backend walks it) made from
-/// the binary one the first time it is asked for ([`KindBvh::bvh4`]).
+/// and 8-wide trees from the build, and the 4- and 16-wide trees (only the x4 and x16
+/// backends walk them) made from the binary one the first time they are asked for
+/// ([`KindBvh::bvh4`], [`KindBvh::bvh16`]).
 #[derive(Clone, Debug)]
 pub struct KindBvh<P: Traceable> {
     /// Primitives in leaf order.
@@ -253,6 +254,8 @@ pub struct KindBvh<P: Traceable> {
     bvh4: OnceLock<WideBvh<Node4>>,
     /// 8-wide tree (x8 backend).
     pub bvh8: WideBvh<Node8>,
+    /// 16-wide tree (x16 backend), made on first use.
+    bvh16: OnceLock<WideBvh<Node16>>,
     /// Exact box of the primitives ([`Traceable::exact_bounds`]; the trees' boxes may be
     /// wider).
     pub bounds: Aabb,
@@ -266,6 +269,7 @@ impl<P: Traceable> Default for KindBvh<P> {
             bvh2: Vec::new(),
             bvh4: OnceLock::new(),
             bvh8: WideBvh::empty(),
+            bvh16: OnceLock::new(),
             bounds: Aabb::EMPTY,
         }
     }
@@ -312,7 +316,7 @@ impl<P: Traceable> KindBvh<P> {
             (soa, perm.iter().map(|&i| ids[i as usize]).collect())
         };
         let (bvh8, (soa, ids)) = rayon::join(|| WideBvh::collapse(&b2), reorder);
-        let kb = Self { prims: soa, ids, bvh2: b2.nodes, bvh4: OnceLock::new(), bvh8, bounds };
+        let kb = Self { prims: soa, ids, bvh2: b2.nodes, bvh4: OnceLock::new(), bvh8, bvh16: OnceLock::new(), bounds };
         #[cfg(debug_assertions)]
         if let Err(e) = kb.validate() {
             panic!("a freshly built BVH failed validation: {e}");
@@ -344,15 +348,31 @@ impl<P: Traceable> KindBvh<P> {
             bvh::validate::validate_wide(bvh4, &boxes)?;
         }
         bvh::validate::validate_wide(&self.bvh8, &boxes)?;
+        if let Some(bvh16) = self.bvh16.get() {
+            bvh::validate::validate_wide(bvh16, &boxes)?;
+        }
         Ok(d)
     }
     /// The 4-wide tree, collapsed from the binary tree on the first call.
     pub fn bvh4(&self) -> &WideBvh<Node4> {
         self.bvh4.get_or_init(|| WideBvh::collapse_nodes(&self.bvh2))
     }
+    /// The 16-wide tree, collapsed from the binary tree on the first call.
+    pub fn bvh16(&self) -> &WideBvh<Node16> {
+        self.bvh16.get_or_init(|| WideBvh::collapse_nodes(&self.bvh2))
+    }
     /// The 4-wide tree when it has been made, for refitting it in place.
     pub(crate) fn bvh4_mut(&mut self) -> Option<&mut WideBvh<Node4>> {
         self.bvh4.get_mut()
+    }
+    /// The 16-wide tree when it has been made, for refitting it in place.
+    pub(crate) fn bvh16_mut(&mut self) -> Option<&mut WideBvh<Node16>> {
+        self.bvh16.get_mut()
+    }
+    /// Bytes used by the 16-wide traversal (its tree made if it was not): nodes, primitives
+    /// and ids.
+    pub fn bytes_x16(&self) -> usize {
+        self.bvh16().bytes() + self.prims.padded_len() * P::COLUMNS * 4 + self.ids.len() * 8
     }
     /// Bytes used by the 8-wide traversal: nodes, primitives and ids.
     pub fn bytes_x8(&self) -> usize {
@@ -363,6 +383,7 @@ impl<P: Traceable> KindBvh<P> {
         self.bvh2.len() * core::mem::size_of::<Node2>()
             + self.bvh4.get().map_or(0, WideBvh::bytes)
             + self.bvh8.bytes()
+            + self.bvh16.get().map_or(0, WideBvh::bytes)
             + self.prims.padded_len() * P::COLUMNS * 4
             + self.ids.len() * 8
     }

@@ -71,7 +71,14 @@ pub enum Backend {
     X4,
     /// 8-wide BVH, 8-lane kernels.
     X8,
-    /// The best for this build: `X8` when the lanes compiled to AVX, else `X4`.
+    /// 16-wide BVH, 16-lane kernels (one `zmm` register each with AVX-512, two 8-lane
+    /// halves without), for single rays and what is made of them: closest and any hit, all
+    /// hits and counts, batches and line of sight, and the lanes of packets whose rays do not
+    /// share an octant. Packets that traverse together, closest points and sweeps use the
+    /// 8-wide tree and kernels, as with `X8`.
+    X16,
+    /// The best for this build: `X16` when the lanes compiled to AVX-512, `X8` when they
+    /// compiled to AVX, else `X4`.
     #[default]
     Auto,
 }
@@ -80,25 +87,27 @@ impl Backend {
     /// `Auto` resolved for this build.
     pub fn resolve(self) -> Backend {
         match self {
+            Backend::Auto if cfg!(target_feature = "avx512f") => Backend::X16,
             Backend::Auto if cfg!(target_feature = "avx") => Backend::X8,
             Backend::Auto => Backend::X4,
             b => b,
         }
     }
-    /// Lower-case name (`scalar`, `x4`, `x8`, `auto`).
+    /// Lower-case name (`scalar`, `x4`, `x8`, `x16`, `auto`).
     pub fn name(self) -> &'static str {
         match self {
             Backend::Scalar => "scalar",
             Backend::X4 => "x4",
             Backend::X8 => "x8",
+            Backend::X16 => "x16",
             Backend::Auto => "auto",
         }
     }
 }
 
-/// A backend name that is not `scalar`, `x4`, `x8` or `auto`.
+/// A backend name that is not `scalar`, `x4`, `x8`, `x16` or `auto`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown backend `{0}` (expected scalar, x4, x8 or auto)")]
+#[error("unknown backend `{0}` (expected scalar, x4, x8, x16 or auto)")]
 pub struct UnknownBackend(pub String);
 
 impl std::str::FromStr for Backend {
@@ -108,6 +117,7 @@ impl std::str::FromStr for Backend {
             "scalar" => Ok(Backend::Scalar),
             "x4" => Ok(Backend::X4),
             "x8" => Ok(Backend::X8),
+            "x16" => Ok(Backend::X16),
             "auto" => Ok(Backend::Auto),
             _ => Err(UnknownBackend(s.to_owned())),
         }

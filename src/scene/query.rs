@@ -8,11 +8,11 @@
 use super::kind::{KindBvh, LeafPacket, LeafRay, Traceable};
 use super::{Backend, Scene, TriangleTest};
 use crate::bvh::traverse::{self, AnyHit, Closest, LeafAction, Mode, PacketLeafAction, TraversalRay, TraversalStack};
-use crate::bvh::{Node4, Node8, WideBvh, WideNode};
+use crate::bvh::{Node4, Node8, Node16, WideBvh, WideNode};
 use crate::hit::{Hit, HitKind, HitPacket, HitSoa, NO_ID};
 use crate::kernel::ray_plane;
 use crate::kernel::watertight::{ShearedLanes, ShearedRay};
-use crate::lanes::{F32x4, F32x8, Lanes, MAX_PACKET_LANES, Mask};
+use crate::lanes::{F32x4, F32x8, F32x16, Lanes, MAX_PACKET_LANES, Mask};
 use crate::prim::{Aabb, Sphere, Triangle};
 use crate::ray::{PacketColumns, Ray, RayPacket, RaySoa};
 use glam::{Vec3, Vec3A};
@@ -267,6 +267,7 @@ impl Scene {
                 }
             }
             Backend::X4 => self.trace_kinds::<F32x4, Node4, M>(ray, &mut best),
+            Backend::X16 => self.trace_kinds::<F32x16, Node16, M>(ray, &mut best),
             _ => self.trace_kinds::<F32x8, Node8, M>(ray, &mut best),
         }
         if !M::ANY {
@@ -439,6 +440,7 @@ impl Scene {
                 }
             }
             Backend::X4 => all_lanes::<F32x4>(self, ray, &mut best),
+            Backend::X16 => all_lanes::<F32x16>(self, ray, &mut best),
             _ => all_lanes::<F32x8>(self, ray, &mut best),
         }
         self.planes_closest(ray, &mut best, backend == Backend::Scalar);
@@ -461,12 +463,13 @@ impl Scene {
     /// ray); the other lanes of `out` are left untouched. Each lane's answer equals
     /// [`Scene::intersect_with`] of its ray with the same backend.
     ///
-    /// The packet traverses the backend's tree: `X8` the 8-wide tree and `X4` the 4-wide
-    /// tree (every child box against all the packet's rays, leaves with the lanes kernels),
-    /// `Scalar` the binary tree one lane at a time with the scalar kernels. When the active
-    /// rays' directions do not all lie in one octant (incoherent rays, which part ways at the
-    /// first nodes), `X4` / `X8` trace them one at a time through the same wide tree instead,
-    /// with the same answers. `scratch` holds the traversal stack.
+    /// The packet traverses the backend's tree: `X8` (and `X16`) the 8-wide tree and `X4`
+    /// the 4-wide tree (every child box against all the packet's rays, leaves with the lanes
+    /// kernels), `Scalar` the binary tree one lane at a time with the scalar kernels. When the
+    /// active rays' directions do not all lie in one octant (incoherent rays, which part ways
+    /// at the first nodes), the wide backends trace them one at a time through their own tree
+    /// instead (`X16` the 16-wide one), with the same answers. `scratch` holds the traversal
+    /// stack.
     pub fn intersect_packet_with<L: Lanes>(
         &self,
         rays: &RayPacket<L>,
@@ -766,6 +769,11 @@ impl<P: Traceable> WideTrees<crate::bvh::Node4> for KindBvh<P> {
 impl<P: Traceable> WideTrees<crate::bvh::Node8> for KindBvh<P> {
     fn tree(&self) -> &WideBvh<crate::bvh::Node8> {
         &self.bvh8
+    }
+}
+impl<P: Traceable> WideTrees<Node16> for KindBvh<P> {
+    fn tree(&self) -> &WideBvh<Node16> {
+        self.bvh16()
     }
 }
 

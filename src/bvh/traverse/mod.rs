@@ -2,7 +2,7 @@
 //! loops serve the scene queries and any user who puts their own primitives in a tree
 //! (as parry's `TraversalAction` does).
 //!
-//! * [`ray_wide`]: one ray through a 4- or 8-wide tree ([`WideBvh`]), one slab test against all
+//! * [`ray_wide`]: one ray through a 4-, 8- or 16-wide tree ([`WideBvh`]), one slab test against all
 //!   children of a node ([`TraversalRay::test_node`]); for closest hits the nearest hit child
 //!   is visited next and the rest are stacked farthest first (two hit children by one
 //!   comparison, three or more by [`child_order`]).
@@ -66,7 +66,7 @@ pub use sweep::{SweepLeafAction, SweptSphere, TIME_SLACK, sweep_binary, sweep_wi
 pub use child_order::StackEntry;
 pub use slab::{PacketRay, TraversalRay};
 
-use super::node::{Child, EMPTY_CHILD, LEAF_BIT, Node2, WideBvh, WideNode};
+use super::node::{Child, EMPTY_CHILD, LEAF_BIT, MAX_WIDTH, Node2, WideBvh, WideNode};
 use crate::lanes::{Lanes, Mask, prefetch};
 use crate::ray::{Ray, RayPacket};
 use crate::vec3x::Vec3x;
@@ -121,12 +121,13 @@ mod sealed {
 }
 
 /// Entries of a traversal stack: enough for the deepest tree [`crate::bvh::validate`]
-/// accepts (`STACK_DEPTH` levels of up to 7 pending siblings each, plus a block of 8).
-pub const STACK_ENTRIES: usize = 1024;
-const _: () = assert!(super::node::STACK_DEPTH * 7 + 8 <= STACK_ENTRIES);
+/// accepts (`STACK_DEPTH` levels of up to 15 pending siblings each in a 16-wide tree, plus a
+/// block of 16).
+pub const STACK_ENTRIES: usize = 2048;
+const _: () = assert!(super::node::STACK_DEPTH * 15 + 16 <= STACK_ENTRIES);
 
 /// A caller-owned traversal stack. It is not zero-filled on creation (a stack is made per
-/// ray; clearing 8 KB each time would cost more than many traversals), so making one is
+/// ray; clearing 16 KB each time would cost more than many traversals), so making one is
 /// free; keep one per thread to reuse it anyway.
 pub struct TraversalStack {
     items: [core::mem::MaybeUninit<StackEntry>; STACK_ENTRIES],
@@ -162,12 +163,12 @@ impl TraversalStack {
         self.items[self.len] = core::mem::MaybeUninit::new(v);
         self.len += 1;
     }
-    /// Pushes `block[..n]`, copying all 8 entries (one unconditional copy, no loop over `n`;
+    /// Pushes `block[..n]`, copying all `K` entries (one unconditional copy, no loop over `n`;
     /// the entries past `n` are overwritten by later pushes).
     #[inline(always)]
-    fn push_block(&mut self, block: &[StackEntry; 8], n: usize) {
-        assert!(self.len + 8 <= STACK_ENTRIES && n <= 8, "traversal stack overflow");
-        for (slot, &v) in self.items[self.len..self.len + 8].iter_mut().zip(block) {
+    fn push_block<const K: usize>(&mut self, block: &[StackEntry; K], n: usize) {
+        assert!(self.len + K <= STACK_ENTRIES && n <= K, "traversal stack overflow");
+        for (slot, &v) in self.items[self.len..self.len + K].iter_mut().zip(block) {
             *slot = core::mem::MaybeUninit::new(v);
         }
         self.len += n;
@@ -179,7 +180,7 @@ impl TraversalStack {
         }
         self.len -= 1;
         // SAFETY: every index below `len` was written by `push` or `push_block` before `len`
-        // passed it (`push_block` writes 8 entries and advances by at most 8), and
+        // passed it (`push_block` writes `K` entries and advances by at most `K`), and
         // `StackEntry: Copy` has no drop to run.
         Some(unsafe { self.items[self.len].assume_init() })
     }
@@ -189,10 +190,21 @@ impl TraversalStack {
 }
 
 /// Prefetches wide child `r` of node `here`: the child's node, or, for a leaf, the current
-/// node again (cached; this saves a branch on the kind).
+/// node again (cached; this saves a branch on the kind). A node of up to 256 bytes is
+/// prefetched as 4 lines (a 32-byte aligned 8-wide node spans at most 4), a larger one as
+/// all of its lines (a 16-wide node's 7).
 #[inline(always)]
 fn fetch_child<N>(nodes: &[N], r: u32, here: u32) {
-    prefetch(&nodes[if r & LEAF_BIT == 0 { r } else { here } as usize]);
+    let node = &nodes[if r & LEAF_BIT == 0 { r } else { here } as usize];
+    if core::mem::size_of::<N>() <= 256 {
+        prefetch(node);
+    } else {
+        let p: *const i8 = (node as *const N).cast();
+        for line in 0..core::mem::size_of::<N>().div_ceil(64) {
+            // Addresses past the node are only hinted at, never read.
+            crate::lanes::prefetch_at(p.wrapping_add(64 * line));
+        }
+    }
 }
 
 /// Closest hit (with [`Closest`]) or any hit (with [`AnyHit`]) of one ray through a wide
@@ -250,7 +262,7 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
                     fetch_child(nodes, cur, idx);
                     continue;
                 }
-                let mut t = [0f32; 8];
+                let mut t = [0f32; MAX_WIDTH];
                 tn.store(&mut t[..L::N]);
                 if rest & (rest - 1) == 0 {
                     // Exactly two: a compare and a branch. The branch is predicted, so the
@@ -269,9 +281,19 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
                 // first) without data-dependent branches, which mispredict on incoherent
                 // rays; see child_order. (Finding the nearest by predicted compares here as
                 // well measured slower on sponza's incoherent rays.)
-                let mut entries = [StackEntry::default(); 8];
-                cur = child_order::order(&t, kids, bits, &mut entries);
-                stack.push_block(&entries, bits.count_ones() as usize - 1);
+                let pending = bits.count_ones() as usize - 1;
+                cur = if let Ok(kids) = <&[u32; 16]>::try_from(kids) {
+                    let mut entries = [StackEntry::default(); 16];
+                    let nearest = child_order::order16(&t, kids, bits, &mut entries);
+                    stack.push_block(&entries, pending);
+                    nearest
+                } else {
+                    let mut entries = [StackEntry::default(); 8];
+                    let t8 = t.first_chunk::<8>().expect("16 >= 8");
+                    let nearest = child_order::order(t8, kids, bits, &mut entries);
+                    stack.push_block(&entries, pending);
+                    nearest
+                };
                 let mut b = bits;
                 while b != 0 {
                     let i = b.trailing_zeros() as usize;
@@ -353,7 +375,7 @@ pub fn ray_binary<M: Mode>(
     }
 }
 
-/// `N` rays through a wide tree of any width: every child box of a visited node is tested
+/// `N` rays through a 4- or 8-wide tree: every child box of a visited node is tested
 /// against all the rays still active (a lane is active while it is in `rays.active()` and
 /// not finished by the action); children hit by any ray are visited, nearest first along
 /// the first active ray. Each leaf is handed the lanes whose rays enter its box. Returns the
@@ -364,6 +386,7 @@ pub fn packet_wide<L: Lanes, N: WideNode>(
     action: &mut impl PacketLeafAction<L>,
     stack: &mut TraversalStack,
 ) -> L::Mask {
+    const { assert!(N::WIDTH <= 8, "packets traverse trees of up to 8 children per node") };
     let start = rays.active().bitmask();
     if bvh.root == EMPTY_CHILD || start == 0 {
         return L::Mask::splat(false);
@@ -483,10 +506,10 @@ mod tests {
                     let id = self.perm[k as usize];
                     let t_max = self.best[i].map_or(self.rays[i].t_max, |b| b.0);
                     let r = Ray { t_max, ..self.rays[i] };
-                    if let Some(t) = ray_sphere::intersect_scalar(&r, &self.spheres[id as usize]) {
-                        if self.best[i].is_none_or(|b| (t, id) < b) {
-                            self.best[i] = Some((t, id));
-                        }
+                    if let Some(t) = ray_sphere::intersect_scalar(&r, &self.spheres[id as usize])
+                        && self.best[i].is_none_or(|b| (t, id) < b)
+                    {
+                        self.best[i] = Some((t, id));
                     }
                 }
             }

@@ -53,7 +53,7 @@ pub fn point_aabb_distance_squared(p: Vec3, b: &Aabb) -> f32 {
     point_box_distance_squared::<f32>(Vec3x::splat(p), Vec3x::splat(b.min), Vec3x::splat(b.max))
 }
 
-/// Nearest-first point traversal of a wide tree: calls `action.leaf` for every leaf whose box
+/// Nearest-first point traversal of a 4- or 8-wide tree: calls `action.leaf` for every leaf whose box
 /// is within `action.bound()` (squared distance, `<=`) of `p` when it is reached. `L::N` must
 /// equal the node width (checked at compile time). `stack` is empty on return.
 #[inline(always)]
@@ -64,6 +64,7 @@ pub fn point_wide<L: Lanes, N: WideNode>(
     stack: &mut TraversalStack,
 ) {
     const { assert!(L::N == N::WIDTH, "the lanes must be as wide as the nodes") };
+    const { assert!(N::WIDTH <= 8, "4- and 8-wide trees only") };
     if bvh.root == EMPTY_CHILD || point_aabb_distance_squared(p, &bvh.bounds) > action.bound() {
         return;
     }

@@ -104,7 +104,7 @@ impl SweptSphere {
     }
 }
 
-/// Earliest-entry-first sweep of a wide tree: calls `action.leaf` for every leaf whose box,
+/// Earliest-entry-first sweep of a 4- or 8-wide tree: calls `action.leaf` for every leaf whose box,
 /// grown by the radius, the centre's segment enters by `action.bound()` (plus
 /// [`TIME_SLACK`]). `L::N` must equal the node width. `stack` is empty on return.
 #[inline(always)]
@@ -115,6 +115,7 @@ pub fn sweep_wide<L: Lanes, N: WideNode>(
     stack: &mut TraversalStack,
 ) {
     const { assert!(L::N == N::WIDTH, "the lanes must be as wide as the nodes") };
+    const { assert!(N::WIDTH <= 8, "4- and 8-wide trees only") };
     if bvh.root == EMPTY_CHILD || sphere.entry_scalar(&bvh.bounds, action.bound() + TIME_SLACK).is_none() {
         return;
     }
