@@ -648,6 +648,9 @@ fn cmd_info(a: InfoArgs) -> Result<(), Fail> {
         "memory:      {} bytes in all; {} bytes for the 8-wide traversal (nodes, primitives, ids)",
         s.bytes, s.bytes_x8
     );
+    if let Some(b) = s.bytes_x16 {
+        println!("             {b} bytes for the 16-wide traversal");
+    }
     if let Some(c) = l.file.camera {
         println!(
             "camera:      eye {:?} look_at {:?} fov {} {}x{}",

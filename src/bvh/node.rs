@@ -313,6 +313,22 @@ impl<N: WideNode> WideBvh<N> {
     pub fn bytes(&self) -> usize {
         self.nodes.len() * core::mem::size_of::<N>()
     }
+    /// The level of the deepest node (the root node at 1; 0 when the root is a leaf or the
+    /// tree is empty).
+    #[must_use]
+    pub fn node_depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self.root, 1usize)];
+        while let Some((r, d)) = stack.pop() {
+            if let Child::Node(i) = Child::decode(r) {
+                deepest = deepest.max(d);
+                if let Some(n) = self.nodes.get(i as usize) {
+                    stack.extend(n.children().iter().map(|&c| (c, d + 1)));
+                }
+            }
+        }
+        deepest
+    }
 }
 
 #[cfg(test)]

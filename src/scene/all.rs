@@ -203,7 +203,7 @@ impl Scene {
                 }
             }
             Backend::X4 => self.walk_wide::<F32x4, Node4, S>(ray, kinds, sink),
-            Backend::X16 => self.walk_wide::<F32x16, Node16, S>(ray, kinds, sink),
+            Backend::X16 if self.has_x16_trees() => self.walk_wide::<F32x16, Node16, S>(ray, kinds, sink),
             _ => self.walk_wide::<F32x8, Node8, S>(ray, kinds, sink),
         }
         if kinds.planes {

@@ -435,17 +435,17 @@ impl Instances {
     /// ended the walk.
     fn walk_top<M: traverse::Mode>(&self, ray: &Ray, backend: Backend, action: &mut impl LeafAction) -> bool {
         let mut stack = TraversalStack::new();
-        match backend.resolve() {
-            Backend::Scalar => traverse::ray_binary::<M>(&self.top.bvh2, ray, action, &mut stack),
-            Backend::X4 => traverse::ray_wide::<M, F32x4, Node4>(
+        let backend = backend.resolve();
+        // The x16 backend walks the 16-wide tree when it fits a stack, else the 8-wide one.
+        let top16 = if backend == Backend::X16 { self.top.bvh16() } else { None };
+        match (backend, top16) {
+            (_, Some(top)) => {
+                traverse::ray_wide::<M, F32x16, Node16>(top, &TraversalRay::<F32x16>::new(ray), action, &mut stack)
+            }
+            (Backend::Scalar, _) => traverse::ray_binary::<M>(&self.top.bvh2, ray, action, &mut stack),
+            (Backend::X4, _) => traverse::ray_wide::<M, F32x4, Node4>(
                 self.top.bvh4(),
                 &TraversalRay::<F32x4>::new(ray),
-                action,
-                &mut stack,
-            ),
-            Backend::X16 => traverse::ray_wide::<M, F32x16, Node16>(
-                self.top.bvh16(),
-                &TraversalRay::<F32x16>::new(ray),
                 action,
                 &mut stack,
             ),

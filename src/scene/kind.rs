@@ -239,8 +239,9 @@ impl Traceable for Aabb {
 }
 
 /// One kind's primitives in BVH leaf order, their ids, and the trees over them: the binary
-/// and 8-wide trees from the build, and the 4- and 16-wide trees (only the x4 and x16
-/// backends walk them) made from the binary one the first time they are asked for
+/// and 8-wide trees from the build, the 16-wide tree from the build too where the default
+/// backend walks it (`Backend::Auto` resolves to `X16` on AVX-512 builds), and the 4- and
+/// 16-wide trees otherwise made from the binary one the first time they are asked for
 /// ([`KindBvh::bvh4`], [`KindBvh::bvh16`]).
 #[derive(Clone, Debug)]
 pub struct KindBvh<P: Traceable> {
@@ -254,8 +255,10 @@ pub struct KindBvh<P: Traceable> {
     bvh4: OnceLock<WideBvh<Node4>>,
     /// 8-wide tree (x8 backend).
     pub bvh8: WideBvh<Node8>,
-    /// 16-wide tree (x16 backend), made on first use.
-    bvh16: OnceLock<WideBvh<Node16>>,
+    /// 16-wide tree (x16 backend), made by the build where `Auto` resolves to `X16`, else on
+    /// first use; `None` when it is too deep for a traversal stack
+    /// ([`bvh::traverse::fits_stack`]).
+    bvh16: OnceLock<Option<WideBvh<Node16>>>,
     /// Exact box of the primitives ([`Traceable::exact_bounds`]; the trees' boxes may be
     /// wider).
     pub bounds: Aabb,
@@ -315,8 +318,18 @@ impl<P: Traceable> KindBvh<P> {
             }));
             (soa, perm.iter().map(|&i| ids[i as usize]).collect())
         };
-        let (bvh8, (soa, ids)) = rayon::join(|| WideBvh::collapse(&b2), reorder);
-        let kb = Self { prims: soa, ids, bvh2: b2.nodes, bvh4: OnceLock::new(), bvh8, bvh16: OnceLock::new(), bounds };
+        // The 16-wide tree too where the default backend walks it (`Auto` resolves to `X16`
+        // on AVX-512 builds), so that a build includes what its first queries need.
+        let wide = || {
+            if crate::Backend::Auto.resolve() == crate::Backend::X16 {
+                let (bvh8, bvh16) = rayon::join(|| WideBvh::collapse(&b2), || Self::fitting16(&b2.nodes));
+                (bvh8, OnceLock::from(bvh16))
+            } else {
+                (WideBvh::collapse(&b2), OnceLock::new())
+            }
+        };
+        let ((bvh8, bvh16), (soa, ids)) = rayon::join(wide, reorder);
+        let kb = Self { prims: soa, ids, bvh2: b2.nodes, bvh4: OnceLock::new(), bvh8, bvh16, bounds };
         #[cfg(debug_assertions)]
         if let Err(e) = kb.validate() {
             panic!("a freshly built BVH failed validation: {e}");
@@ -348,7 +361,7 @@ impl<P: Traceable> KindBvh<P> {
             bvh::validate::validate_wide(bvh4, &boxes)?;
         }
         bvh::validate::validate_wide(&self.bvh8, &boxes)?;
-        if let Some(bvh16) = self.bvh16.get() {
+        if let Some(Some(bvh16)) = self.bvh16.get() {
             bvh::validate::validate_wide(bvh16, &boxes)?;
         }
         Ok(d)
@@ -357,9 +370,17 @@ impl<P: Traceable> KindBvh<P> {
     pub fn bvh4(&self) -> &WideBvh<Node4> {
         self.bvh4.get_or_init(|| WideBvh::collapse_nodes(&self.bvh2))
     }
-    /// The 16-wide tree, collapsed from the binary tree on the first call.
-    pub fn bvh16(&self) -> &WideBvh<Node16> {
-        self.bvh16.get_or_init(|| WideBvh::collapse_nodes(&self.bvh2))
+    /// The 16-wide tree, made by the build or collapsed from the binary tree on the first
+    /// call; `None` when its
+    /// nodes lie too deep for a traversal stack ([`bvh::traverse::fits_stack`]), which the
+    /// x16 backend then answers with the 8-wide tree.
+    pub fn bvh16(&self) -> Option<&WideBvh<Node16>> {
+        self.bvh16.get_or_init(|| Self::fitting16(&self.bvh2)).as_ref()
+    }
+    /// The 16-wide collapse of `bvh2`, if it fits a traversal stack.
+    fn fitting16(bvh2: &[Node2]) -> Option<WideBvh<Node16>> {
+        let tree = WideBvh::collapse_nodes(bvh2);
+        bvh::traverse::fits_stack(16, tree.node_depth()).then_some(tree)
     }
     /// The 4-wide tree when it has been made, for refitting it in place.
     pub(crate) fn bvh4_mut(&mut self) -> Option<&mut WideBvh<Node4>> {
@@ -367,12 +388,13 @@ impl<P: Traceable> KindBvh<P> {
     }
     /// The 16-wide tree when it has been made, for refitting it in place.
     pub(crate) fn bvh16_mut(&mut self) -> Option<&mut WideBvh<Node16>> {
-        self.bvh16.get_mut()
+        self.bvh16.get_mut().and_then(Option::as_mut)
     }
-    /// Bytes used by the 16-wide traversal (its tree made if it was not): nodes, primitives
-    /// and ids.
-    pub fn bytes_x16(&self) -> usize {
-        self.bvh16().bytes() + self.prims.padded_len() * P::COLUMNS * 4 + self.ids.len() * 8
+    /// Bytes used by the 16-wide traversal once its tree has been made (the 8-wide tree's
+    /// when it falls back to that): nodes, primitives and ids; `None` before.
+    pub fn bytes_x16(&self) -> Option<usize> {
+        let tree = self.bvh16.get()?.as_ref().map_or(self.bvh8.bytes(), WideBvh::bytes);
+        Some(tree + self.prims.padded_len() * P::COLUMNS * 4 + self.ids.len() * 8)
     }
     /// Bytes used by the 8-wide traversal: nodes, primitives and ids.
     pub fn bytes_x8(&self) -> usize {
@@ -383,7 +405,7 @@ impl<P: Traceable> KindBvh<P> {
         self.bvh2.len() * core::mem::size_of::<Node2>()
             + self.bvh4.get().map_or(0, WideBvh::bytes)
             + self.bvh8.bytes()
-            + self.bvh16.get().map_or(0, WideBvh::bytes)
+            + self.bvh16.get().and_then(Option::as_ref).map_or(0, WideBvh::bytes)
             + self.prims.padded_len() * P::COLUMNS * 4
             + self.ids.len() * 8
     }
@@ -392,6 +414,91 @@ impl<P: Traceable> KindBvh<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Replaces `kb`'s binary tree by a chain as deep as it has primitives (inner node `k`:
+    /// leaf `k` on the left, the rest on the right), and forgets its 16-wide tree.
+    fn make_chain(kb: &mut KindBvh<Aabb>) {
+        let leaf = kb.leaf_boxes();
+        let n = leaf.len();
+        let span = |k: usize| leaf[k..].iter().fold(Aabb::EMPTY, |a, b| a.union(b));
+        let node = |b: Aabb, count: u32, index: usize| Node2 {
+            min: b.min.into(),
+            count,
+            max: b.max.into(),
+            index: index as u32,
+        };
+        let mut nodes = vec![node(Aabb::EMPTY, 1, 0); 2 * n - 1];
+        let mut at = 0;
+        for k in 0..n - 1 {
+            nodes[at] = node(span(k), 0, 2 * k + 1);
+            nodes[2 * k + 1] = node(leaf[k], 1, k);
+            at = 2 * k + 2;
+        }
+        nodes[at] = node(leaf[n - 1], 1, n - 1);
+        kb.bvh2 = nodes;
+        kb.bvh16 = OnceLock::new();
+    }
+
+    /// A 16-wide tree too deep for a traversal stack is not kept, and the x16 backend answers
+    /// with the 8-wide tree instead: boxes on a line (no area, so every collapse choice costs
+    /// the same) under a binary chain 100 levels deep, which the collapse keeps nearly as deep.
+    #[test]
+    fn a_16_wide_tree_too_deep_for_a_stack_is_not_kept() {
+        use crate::bvh::traverse::fits_stack;
+        use crate::{Backend, Ray};
+        assert!(fits_stack(16, 68) && !fits_stack(16, 69));
+        assert!(fits_stack(8, crate::bvh::STACK_DEPTH) && fits_stack(16, 0) && fits_stack(16, 1));
+        let n = 100;
+        let boxes: Vec<Aabb> =
+            (0..n).map(|i| Aabb::new(Vec3::new(i as f32, 0.0, 0.0), Vec3::new(i as f32, 0.0, 0.0))).collect();
+        let mut kb = KindBvh::build(boxes.clone(), (0..n).map(|i| [0, i]).collect(), &BuildOptions::default()).unwrap();
+        assert!(fits_stack(16, kb.bvh16().expect("the built tree fits").node_depth()));
+        make_chain(&mut kb);
+        assert_eq!(kb.validate().unwrap(), n as usize, "a valid binary chain");
+        let deep = WideBvh::<Node16>::collapse_nodes(&kb.bvh2);
+        assert!(deep.node_depth() > 68, "the collapse kept the chain deep: {}", deep.node_depth());
+        assert!(kb.bvh16().is_none());
+        assert_eq!(kb.bytes_x16(), Some(kb.bytes_x8()), "counted as the 8-wide tree it falls back to");
+        // A scene with such a tree: x16 queries give x8's answers (they run on its trees).
+        let mut b = crate::scene::SceneBuilder::new();
+        b.add_boxes(&boxes).unwrap();
+        let mut scene = b.build().unwrap();
+        make_chain(&mut scene.boxes);
+        assert!(!scene.has_x16_trees());
+        let mut hits = 0;
+        for i in 0..n {
+            let ray = Ray::new(Vec3::new(i as f32, 1.0, 0.0), -Vec3::Y);
+            let (a, b) = (scene.intersect_with(&ray, Backend::X16), scene.intersect_with(&ray, Backend::X8));
+            assert_eq!(a, b);
+            hits += usize::from(a.is_some_and(|h| h.prim == i));
+        }
+        assert_eq!(hits, n as usize);
+        let line = Ray::new(Vec3::new(-1.0, 0.0, 0.0), Vec3::X);
+        assert!(scene.occluded_with(&line, Backend::X16));
+    }
+
+    /// The x16 backend walks the 16-wide trees: with the triangles' 16-wide tree replaced by an
+    /// empty one, x16 misses what x8 hits (on any build, whether the build made the tree or
+    /// the first query did).
+    #[test]
+    fn x16_queries_walk_the_16_wide_trees() {
+        use crate::{Backend, Ray};
+        let mut b = crate::scene::SceneBuilder::new();
+        let tris: Vec<Triangle> = (0..64)
+            .map(|i| {
+                let x = i as f32;
+                Triangle::new(Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x, 1.0, 0.0))
+            })
+            .collect();
+        b.add_triangles(&tris).unwrap();
+        let mut scene = b.build().unwrap();
+        let ray = Ray::new(Vec3::new(10.2, 0.2, 1.0), -Vec3::Z);
+        assert!(scene.intersect_with(&ray, Backend::X16).is_some());
+        scene.tris.bvh16 = OnceLock::from(Some(WideBvh::empty()));
+        assert!(scene.intersect_with(&ray, Backend::X16).is_none());
+        assert!(!scene.occluded_with(&ray, Backend::X16));
+        assert!(scene.intersect_with(&ray, Backend::X8).is_some());
+    }
 
     #[test]
     fn the_4_wide_tree_is_made_on_first_use_from_the_binary_tree() {

@@ -642,10 +642,14 @@ pub struct SceneStats {
     pub sah_cost: f32,
     /// Build time.
     pub build_time: Duration,
-    /// Bytes of everything a scene keeps (three trees, primitives, ids).
+    /// Bytes of everything a scene keeps (the trees made so far, primitives, ids).
     pub bytes: usize,
     /// Bytes the 8-wide traversal touches (8-wide nodes, primitives, ids).
     pub bytes_x8: usize,
+    /// Bytes the 16-wide traversal touches (16-wide nodes, primitives, ids), once the scene
+    /// has its 16-wide trees (from the build where `Backend::Auto` resolves to `X16`, else
+    /// from the first `X16` query); `None` before.
+    pub bytes_x16: Option<usize>,
 }
 
 impl Scene {
@@ -743,6 +747,9 @@ impl Scene {
             depth: 0,
             sah_cost: 0.0,
             bytes_x8: self.tris.bytes_x8() + self.spheres.bytes_x8() + self.boxes.bytes_x8(),
+            bytes_x16: [self.tris.bytes_x16(), self.spheres.bytes_x16(), self.boxes.bytes_x16()]
+                .into_iter()
+                .sum::<Option<usize>>(),
             build_time: self.build_time,
             bytes: self.tris.bytes_total()
                 + self.spheres.bytes_total()

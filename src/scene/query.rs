@@ -267,13 +267,20 @@ impl Scene {
                 }
             }
             Backend::X4 => self.trace_kinds::<F32x4, Node4, M>(ray, &mut best),
-            Backend::X16 => self.trace_kinds::<F32x16, Node16, M>(ray, &mut best),
+            Backend::X16 if self.has_x16_trees() => self.trace_kinds::<F32x16, Node16, M>(ray, &mut best),
             _ => self.trace_kinds::<F32x8, Node8, M>(ray, &mut best),
         }
         if !M::ANY {
             self.planes_closest(ray, &mut best, backend == Backend::Scalar);
         }
         best
+    }
+
+    /// Whether every kind's 16-wide tree fits a traversal stack (made here on the first
+    /// call): the x16 backend's queries use the 8-wide trees otherwise.
+    #[inline]
+    pub(super) fn has_x16_trees(&self) -> bool {
+        self.tris.bvh16().is_some() && self.spheres.bvh16().is_some() && self.boxes.bvh16().is_some()
     }
 
     /// Wide traversal of the three kinds' trees of one width (stopping early for any hit).
@@ -773,7 +780,7 @@ impl<P: Traceable> WideTrees<crate::bvh::Node8> for KindBvh<P> {
 }
 impl<P: Traceable> WideTrees<Node16> for KindBvh<P> {
     fn tree(&self) -> &WideBvh<Node16> {
-        self.bvh16()
+        self.bvh16().expect("x16 queries check `Scene::has_x16_trees` first")
     }
 }
 

@@ -11,7 +11,7 @@
 //! single-ray groups, at its defaults (`embree`) and with `RTC_SCENE_FLAG_ROBUST`
 //! (`embree_robust`: its watertight triangle test and conservative box tests, the guarantees
 //! of lanecast's default; see `Embree::build_robust`); groups `peers_<scene>_<set>_packet8`
-//! time 8-ray packets (lanecast `intersect_packet` / `occluded_packet` with `Backend::X8`, the
+//! time 8-ray packets (lanecast `intersect_packet` / `occluded_packet` with `Backend::Auto`, the
 //! set's rays taken 8 at a time in order; Embree `rtcIntersect8` / `rtcOccluded8` on the same
 //! rays, both modes; every field of every closest hit is read on both sides, as in the
 //! single-ray groups); and the build groups time Embree's build (`rtcCommitScene` at the
@@ -32,7 +32,7 @@
 //! `lanecast_peers` crate docs (`benches/peers/src/lib.rs`).
 //!
 //! Before any timing, every library casts every ray of every set once and is compared with
-//! lanecast (`Backend::X8`): the share of rays on which it agrees on hit/miss (at least
+//! lanecast (`Backend::Auto`: x16 on AVX-512 builds, x8 with AVX): the share of rays on which it agrees on hit/miss (at least
 //! 99.9 % expected; lower is flagged) and, for closest-hit sets, the share of rays both hit
 //! whose `t` agrees within 1e-4 relative. This pass is also timed once (one-shot Mrays/s).
 //!
@@ -122,6 +122,8 @@ struct Memory {
     /// lanecast's own accounting (`SceneStats::bytes`, `bytes_x8`).
     lanecast: usize,
     lanecast_x8: usize,
+    /// `SceneStats::bytes_x16` (when the scene has its 16-wide trees).
+    lanecast_x16: Option<usize>,
     /// Resident memory Embree's `rtcCommitScene` takes (with its copies of the vertex and
     /// index buffers, which it keeps), on a device created beforehand, scenes kept alive.
     embree_rss: usize,
@@ -159,7 +161,7 @@ fn run<P: Peer>(p: &P, set: &str, rays: &RaySoa) -> usize {
 }
 
 /// lanecast's batch queries over the set (`intersect_batch_with` / `occluded_batch_with`,
-/// X8) on the calling rayon pool: hits, or occluded rays for `los`. The answers are counted
+/// Auto) on the calling rayon pool: hits, or occluded rays for `los`. The answers are counted
 /// on the same pool, in chunks of [`THREAD_CHUNK`] (as [`parallel`] counts a peer's): a
 /// count by one thread after the batch would time a serial pass over the whole output as
 /// part of the two-thread figure.
@@ -167,10 +169,10 @@ fn lanecast_batch(lc: &Lanecast, set: &str, rays: &RaySoa, hits: &mut HitSoa, oc
     use rayon::prelude::*;
     let rays = black_box(rays);
     if set == "los" {
-        lc.scene.occluded_batch_with(rays, occ, lanecast::Backend::X8);
+        lc.scene.occluded_batch_with(rays, occ, lanecast::Backend::Auto);
         occ.par_chunks(THREAD_CHUNK).map(|c| c.iter().filter(|&&o| o).count()).sum()
     } else {
-        lc.scene.intersect_batch_with(rays, hits, lanecast::Backend::X8);
+        lc.scene.intersect_batch_with(rays, hits, lanecast::Backend::Auto);
         // A hit is a record with a geometry id (`Hit::is_hit`).
         hits.geom.par_chunks(THREAD_CHUNK).map(|c| c.iter().filter(|&&g| g != lanecast::hit::NO_ID).count()).sum()
     }
@@ -199,9 +201,9 @@ fn lanecast_packets(lc: &Lanecast, set: &str, rays: &RaySoa, scratch: &mut Packe
         rays.prefetch_ahead(i);
         let p = rays.packet::<F32x8>(i);
         n += if set == "los" {
-            lc.scene.occluded_packet_with(&p, scratch, lanecast::Backend::X8).bitmask().count_ones()
+            lc.scene.occluded_packet_with(&p, scratch, lanecast::Backend::Auto).bitmask().count_ones()
         } else {
-            lc.scene.intersect_packet_with(&p, &mut out, scratch, lanecast::Backend::X8);
+            lc.scene.intersect_packet_with(&p, &mut out, scratch, lanecast::Backend::Auto);
             // Every field of every hit lane is read, as a caller would.
             let mut bits = out.hit_mask().bitmask();
             let hits = bits.count_ones();
@@ -327,6 +329,7 @@ fn bench_scene(
             triangles: mesh.len(),
             lanecast: stats.bytes,
             lanecast_x8: stats.bytes_x8,
+            lanecast_x16: stats.bytes_x16,
             embree_rss,
         });
     }
@@ -531,7 +534,11 @@ fn machine() -> String {
         })
         .unwrap_or_else(|| "CPU model unknown".into());
     let cpus = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
-    format!("{model}, {cpus} logical CPUs; lanecast's lanes: {}", lanecast::lanes::instruction_set())
+    format!(
+        "{model}, {cpus} logical CPUs; lanecast's lanes: {}, default backend {}",
+        lanecast::lanes::instruction_set(),
+        lanecast::Backend::Auto.resolve().name()
+    )
 }
 
 fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
@@ -570,7 +577,7 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
     }
     #[cfg(feature = "embree")]
     {
-        out.push_str("\n## 8-ray packets, 1 thread, Mrays/s (lanecast intersect_packet / occluded_packet X8; Embree rtcIntersect8 / rtcOccluded8)\n\n");
+        out.push_str("\n## 8-ray packets, 1 thread, Mrays/s (lanecast intersect_packet / occluded_packet, Backend::Auto; Embree rtcIntersect8 / rtcOccluded8)\n\n");
         out.push_str("| scene | set | lanecast packet8 | embree packet8 | embree_robust packet8 | lanecast/embree | lanecast/embree_robust |\n|---|---|---:|---:|---:|---:|---:|\n");
         for (scene, _) in scenes {
             for set in SETS {
@@ -596,7 +603,7 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
                 writeln!(out, "| {scene} | {l1:.1} | {e1:.1} | {:.2} | {l2:.1} | {e2:.1} | {:.2} |", l1 / e1, l2 / e2);
         }
     }
-    out.push_str("\n## Threads: batch queries (lanecast intersect_batch / occluded_batch X8; Embree rtcIntersect1 / rtcOccluded1 over rayon chunks), Mrays/s\n\n");
+    out.push_str("\n## Threads: batch queries (lanecast intersect_batch / occluded_batch, Backend::Auto; Embree rtcIntersect1 / rtcOccluded1 over rayon chunks), Mrays/s\n\n");
     out.push_str("| scene | set | lanecast 1 thread | lanecast 2 threads | scaling | embree 1 thread | embree 2 threads | scaling |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
     for (scene, _) in scenes {
         for set in SETS {
@@ -616,14 +623,17 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
     }
     if !memory.is_empty() {
         out.push_str("\n## Memory, bytes per triangle (lanecast: its own accounting of what it keeps; Embree: resident memory per rtcCommitScene, from /proc/self/statm over four scenes kept alive)\n\n");
-        out.push_str("| scene | lanecast x8 traversal | lanecast in all | embree RSS |\n|---|---:|---:|---:|\n");
+        out.push_str(
+            "| scene | lanecast x8 traversal | lanecast x16 traversal | lanecast in all | embree RSS |\n|---|---:|---:|---:|---:|\n",
+        );
         for m in memory {
             let per = |b: usize| b as f64 / m.triangles as f64;
             let _ = writeln!(
                 out,
-                "| {} | {:.1} | {:.1} | {:.1} |",
+                "| {} | {:.1} | {} | {:.1} | {:.1} |",
                 m.scene,
                 per(m.lanecast_x8),
+                m.lanecast_x16.map_or("—".into(), |b| format!("{:.1}", per(b))),
                 per(m.lanecast),
                 per(m.embree_rss)
             );
@@ -640,7 +650,7 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
         }
         out.push('\n');
     }
-    out.push_str("\n## Agreement with lanecast X8 (all rays of each set, before timing)\n\n");
+    out.push_str("\n## Agreement with lanecast (Backend::Auto) (all rays of each set, before timing)\n\n");
     out.push_str("| scene | set | library | hit/miss agree | t agree (1e-4 rel., common hits) | one-pass Mrays/s |\n");
     out.push_str("|---|---|---|---:|---:|---:|\n");
     for c in checks.iter().filter(|c| c.lib != "lanecast") {

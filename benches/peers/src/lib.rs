@@ -8,7 +8,7 @@
 //! `t ∈ [t_min, t_max]`) and answers in units of `dir`; the conversion to each library's ray
 //! type is part of the query.
 //!
-//! * [`Lanecast`]: [`Scene::intersect_with`] / [`Scene::occluded_with`] with [`Backend::X8`].
+//! * [`Lanecast`]: [`Scene::intersect_with`] / [`Scene::occluded_with`] with [`Backend::Auto`] (x16 on AVX-512 builds, x8 with AVX).
 //! * [`Obvhs`]: obvhs' compressed wide BVH (CWBVH, 8-wide), built with
 //!   `build_cwbvh_from_tris(.., BvhBuildParams::medium_build(), ..)` as in the crate's
 //!   `basic_cwbvh` example, triangles reordered to the BVH's `primitive_indices` (as in its
@@ -153,15 +153,15 @@ impl Peer for Lanecast {
     const NAME: &'static str = "lanecast";
     #[inline]
     fn closest(&self, ray: &Ray) -> Option<f32> {
-        self.scene.intersect_with(ray, Backend::X8).map(|h| h.t)
+        self.scene.intersect_with(ray, Backend::Auto).map(|h| h.t)
     }
     #[inline]
     fn closest_record(&self, ray: &Ray) -> Option<f32> {
-        self.scene.intersect_with(ray, Backend::X8).map(|h| hit_checksum(&h))
+        self.scene.intersect_with(ray, Backend::Auto).map(|h| hit_checksum(&h))
     }
     #[inline]
     fn occluded(&self, ray: &Ray) -> bool {
-        self.scene.occluded_with(ray, Backend::X8)
+        self.scene.occluded_with(ray, Backend::Auto)
     }
 }
 
