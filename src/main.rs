@@ -641,15 +641,17 @@ fn cmd_info(a: InfoArgs) -> Result<(), Fail> {
     } else {
         println!("bounds:      empty");
     }
-    println!("bvh nodes:   {} binary, {} 8-wide; leaves {}; depth {}", s.nodes2, s.nodes8, s.leaves, s.depth);
+    println!(
+        "bvh nodes:   {} binary, {} 8-wide (0 until made); leaves {}; depth {}",
+        s.nodes2, s.nodes8, s.leaves, s.depth
+    );
     println!("sah cost:    {:.2}", s.sah_cost);
     println!("build time:  {:.1} ms", s.build_time.as_secs_f64() * 1e3);
-    println!(
-        "memory:      {} bytes in all; {} bytes for the 8-wide traversal (nodes, primitives, ids)",
-        s.bytes, s.bytes_x8
-    );
-    if let Some(b) = s.bytes_x16 {
-        println!("             {b} bytes for the 16-wide traversal");
+    println!("memory:      {} bytes in all (the trees made so far, primitives, ids)", s.bytes);
+    for (w, b) in [("8", s.bytes_x8), ("16", s.bytes_x16)] {
+        if let Some(b) = b {
+            println!("             {b} bytes for the {w}-wide traversal (nodes, primitives, ids)");
+        }
     }
     if let Some(c) = l.file.camera {
         println!(

@@ -277,9 +277,9 @@ impl Scene {
                 kind_wide::<F32x4, Node4, _>(&self.boxes, self.boxes.bvh4(), p, &mut best, &mut stack);
             }
             _ => {
-                kind_wide::<F32x8, Node8, _>(&self.tris, &self.tris.bvh8, p, &mut best, &mut stack);
-                kind_wide::<F32x8, Node8, _>(&self.spheres, &self.spheres.bvh8, p, &mut best, &mut stack);
-                kind_wide::<F32x8, Node8, _>(&self.boxes, &self.boxes.bvh8, p, &mut best, &mut stack);
+                kind_wide::<F32x8, Node8, _>(&self.tris, self.tris.bvh8(), p, &mut best, &mut stack);
+                kind_wide::<F32x8, Node8, _>(&self.spheres, self.spheres.bvh8(), p, &mut best, &mut stack);
+                kind_wide::<F32x8, Node8, _>(&self.boxes, self.boxes.bvh8(), p, &mut best, &mut stack);
             }
         }
         let c = self.finish_point(p, &best);

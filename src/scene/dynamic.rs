@@ -31,7 +31,9 @@ fn update_kind<P: Traceable>(kb: &mut KindBvh<P>, geom: u32, new: &[P]) {
     if let Some(bvh4) = kb.bvh4_mut() {
         refit::refit_wide(bvh4, &boxes);
     }
-    refit::refit_wide(&mut kb.bvh8, &boxes);
+    if let Some(bvh8) = kb.bvh8_mut() {
+        refit::refit_wide(bvh8, &boxes);
+    }
     if let Some(bvh16) = kb.bvh16_mut() {
         refit::refit_wide(bvh16, &boxes);
     }

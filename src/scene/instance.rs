@@ -450,7 +450,7 @@ impl Instances {
                 &mut stack,
             ),
             _ => traverse::ray_wide::<M, F32x8, Node8>(
-                &self.top.bvh8,
+                self.top.bvh8(),
                 &TraversalRay::<F32x8>::new(ray),
                 action,
                 &mut stack,

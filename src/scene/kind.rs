@@ -239,10 +239,10 @@ impl Traceable for Aabb {
 }
 
 /// One kind's primitives in BVH leaf order, their ids, and the trees over them: the binary
-/// and 8-wide trees from the build, the 16-wide tree from the build too where the default
-/// backend walks it (`Backend::Auto` resolves to `X16` on AVX-512 builds), and the 4- and
-/// 16-wide trees otherwise made from the binary one the first time they are asked for
-/// ([`KindBvh::bvh4`], [`KindBvh::bvh16`]).
+/// tree and the wide tree the default backend walks from the build (16-wide where
+/// `Backend::Auto` resolves to `X16`, on AVX-512 builds; 8-wide otherwise), and the other
+/// wide trees made from the binary one the first time they are asked for
+/// ([`KindBvh::bvh4`], [`KindBvh::bvh8`], [`KindBvh::bvh16`]).
 #[derive(Clone, Debug)]
 pub struct KindBvh<P: Traceable> {
     /// Primitives in leaf order.
@@ -253,8 +253,9 @@ pub struct KindBvh<P: Traceable> {
     pub bvh2: Vec<Node2>,
     /// 4-wide tree (x4 backend), made on first use.
     bvh4: OnceLock<WideBvh<Node4>>,
-    /// 8-wide tree (x8 backend).
-    pub bvh8: WideBvh<Node8>,
+    /// 8-wide tree (x8 backend, and packets, closest points and sweeps on x16), made by the
+    /// build where `Auto` resolves to `X8` or `X4`, else on first use.
+    bvh8: OnceLock<WideBvh<Node8>>,
     /// 16-wide tree (x16 backend), made by the build where `Auto` resolves to `X16`, else on
     /// first use; `None` when it is too deep for a traversal stack
     /// ([`bvh::traverse::fits_stack`]).
@@ -271,7 +272,7 @@ impl<P: Traceable> Default for KindBvh<P> {
             ids: Vec::new(),
             bvh2: Vec::new(),
             bvh4: OnceLock::new(),
-            bvh8: WideBvh::empty(),
+            bvh8: OnceLock::new(),
             bvh16: OnceLock::new(),
             bounds: Aabb::EMPTY,
         }
@@ -318,14 +319,13 @@ impl<P: Traceable> KindBvh<P> {
             }));
             (soa, perm.iter().map(|&i| ids[i as usize]).collect())
         };
-        // The 16-wide tree too where the default backend walks it (`Auto` resolves to `X16`
-        // on AVX-512 builds), so that a build includes what its first queries need.
+        // The wide tree the default backend walks (`Auto` resolves to `X16` on AVX-512
+        // builds); the other is made when a query first needs it.
         let wide = || {
             if crate::Backend::Auto.resolve() == crate::Backend::X16 {
-                let (bvh8, bvh16) = rayon::join(|| WideBvh::collapse(&b2), || Self::fitting16(&b2.nodes));
-                (bvh8, OnceLock::from(bvh16))
+                (OnceLock::new(), OnceLock::from(Self::fitting16(&b2.nodes)))
             } else {
-                (WideBvh::collapse(&b2), OnceLock::new())
+                (OnceLock::from(WideBvh::collapse(&b2)), OnceLock::new())
             }
         };
         let ((bvh8, bvh16), (soa, ids)) = rayon::join(wide, reorder);
@@ -360,11 +360,25 @@ impl<P: Traceable> KindBvh<P> {
         if let Some(bvh4) = self.bvh4.get() {
             bvh::validate::validate_wide(bvh4, &boxes)?;
         }
-        bvh::validate::validate_wide(&self.bvh8, &boxes)?;
+        if let Some(bvh8) = self.bvh8.get() {
+            bvh::validate::validate_wide(bvh8, &boxes)?;
+        }
         if let Some(Some(bvh16)) = self.bvh16.get() {
             bvh::validate::validate_wide(bvh16, &boxes)?;
         }
         Ok(d)
+    }
+    /// The 8-wide tree, made by the build or collapsed from the binary tree on the first call.
+    pub fn bvh8(&self) -> &WideBvh<Node8> {
+        self.bvh8.get_or_init(|| WideBvh::collapse_nodes(&self.bvh2))
+    }
+    /// 8-wide nodes once the 8-wide tree has been made (0 before).
+    pub fn nodes8(&self) -> usize {
+        self.bvh8.get().map_or(0, |t| t.nodes.len())
+    }
+    /// The 8-wide tree when it has been made, for refitting it in place.
+    pub(crate) fn bvh8_mut(&mut self) -> Option<&mut WideBvh<Node8>> {
+        self.bvh8.get_mut()
     }
     /// The 4-wide tree, collapsed from the binary tree on the first call.
     pub fn bvh4(&self) -> &WideBvh<Node4> {
@@ -390,21 +404,25 @@ impl<P: Traceable> KindBvh<P> {
     pub(crate) fn bvh16_mut(&mut self) -> Option<&mut WideBvh<Node16>> {
         self.bvh16.get_mut().and_then(Option::as_mut)
     }
-    /// Bytes used by the 16-wide traversal once its tree has been made (the 8-wide tree's
-    /// when it falls back to that): nodes, primitives and ids; `None` before.
+    /// Bytes used by the 16-wide traversal once its tree has been made (when it falls back
+    /// to the 8-wide tree, that tree's once made): nodes, primitives and ids; `None` before.
     pub fn bytes_x16(&self) -> Option<usize> {
-        let tree = self.bvh16.get()?.as_ref().map_or(self.bvh8.bytes(), WideBvh::bytes);
+        let tree = match self.bvh16.get()? {
+            Some(t) => t.bytes(),
+            None => self.bvh8.get()?.bytes(),
+        };
         Some(tree + self.prims.padded_len() * P::COLUMNS * 4 + self.ids.len() * 8)
     }
-    /// Bytes used by the 8-wide traversal: nodes, primitives and ids.
-    pub fn bytes_x8(&self) -> usize {
-        self.bvh8.bytes() + self.prims.padded_len() * P::COLUMNS * 4 + self.ids.len() * 8
+    /// Bytes used by the 8-wide traversal once its tree has been made: nodes, primitives and
+    /// ids; `None` before.
+    pub fn bytes_x8(&self) -> Option<usize> {
+        Some(self.bvh8.get()?.bytes() + self.prims.padded_len() * P::COLUMNS * 4 + self.ids.len() * 8)
     }
     /// Bytes of everything kept (the trees made so far, primitives, ids).
     pub fn bytes_total(&self) -> usize {
         self.bvh2.len() * core::mem::size_of::<Node2>()
             + self.bvh4.get().map_or(0, WideBvh::bytes)
-            + self.bvh8.bytes()
+            + self.bvh8.get().map_or(0, WideBvh::bytes)
             + self.bvh16.get().and_then(Option::as_ref).map_or(0, WideBvh::bytes)
             + self.prims.padded_len() * P::COLUMNS * 4
             + self.ids.len() * 8
@@ -458,7 +476,8 @@ mod tests {
         let deep = WideBvh::<Node16>::collapse_nodes(&kb.bvh2);
         assert!(deep.node_depth() > 68, "the collapse kept the chain deep: {}", deep.node_depth());
         assert!(kb.bvh16().is_none());
-        assert_eq!(kb.bytes_x16(), Some(kb.bytes_x8()), "counted as the 8-wide tree it falls back to");
+        kb.bvh8();
+        assert_eq!(kb.bytes_x16(), kb.bytes_x8(), "counted as the 8-wide tree it falls back to");
         // A scene with such a tree: x16 queries give x8's answers (they run on its trees).
         let mut b = crate::scene::SceneBuilder::new();
         b.add_boxes(&boxes).unwrap();

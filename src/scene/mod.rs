@@ -631,7 +631,8 @@ pub struct SceneStats {
     pub degenerate: usize,
     /// Binary BVH nodes over all kinds.
     pub nodes2: usize,
-    /// 8-wide nodes over all kinds.
+    /// 8-wide nodes over all kinds (0 while the 8-wide trees are not made: see
+    /// [`SceneStats::bytes_x8`]).
     pub nodes8: usize,
     /// Leaves (binary tree) over all kinds.
     pub leaves: usize,
@@ -644,8 +645,10 @@ pub struct SceneStats {
     pub build_time: Duration,
     /// Bytes of everything a scene keeps (the trees made so far, primitives, ids).
     pub bytes: usize,
-    /// Bytes the 8-wide traversal touches (8-wide nodes, primitives, ids).
-    pub bytes_x8: usize,
+    /// Bytes the 8-wide traversal touches (8-wide nodes, primitives, ids), once the scene has
+    /// its 8-wide trees (from the build where `Backend::Auto` resolves to `X8` or `X4`, else
+    /// from the first query that walks them); `None` before.
+    pub bytes_x8: Option<usize>,
     /// Bytes the 16-wide traversal touches (16-wide nodes, primitives, ids), once the scene
     /// has its 16-wide trees (from the build where `Backend::Auto` resolves to `X16`, else
     /// from the first `X16` query); `None` before.
@@ -746,7 +749,7 @@ impl Scene {
             leaves: 0,
             depth: 0,
             sah_cost: 0.0,
-            bytes_x8: self.tris.bytes_x8() + self.spheres.bytes_x8() + self.boxes.bytes_x8(),
+            bytes_x8: [self.tris.bytes_x8(), self.spheres.bytes_x8(), self.boxes.bytes_x8()].into_iter().sum(),
             bytes_x16: [self.tris.bytes_x16(), self.spheres.bytes_x16(), self.boxes.bytes_x16()]
                 .into_iter()
                 .sum::<Option<usize>>(),
@@ -757,9 +760,9 @@ impl Scene {
                 + self.planes.padded_len() * 16,
         };
         for (n2, n8) in [
-            (&self.tris.bvh2, self.tris.bvh8.nodes.len()),
-            (&self.spheres.bvh2, self.spheres.bvh8.nodes.len()),
-            (&self.boxes.bvh2, self.boxes.bvh8.nodes.len()),
+            (&self.tris.bvh2, self.tris.nodes8()),
+            (&self.spheres.bvh2, self.spheres.nodes8()),
+            (&self.boxes.bvh2, self.boxes.nodes8()),
         ] {
             let (l, d, c) = shape(n2);
             st.nodes2 += n2.len();

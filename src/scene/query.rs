@@ -775,7 +775,7 @@ impl<P: Traceable> WideTrees<crate::bvh::Node4> for KindBvh<P> {
 }
 impl<P: Traceable> WideTrees<crate::bvh::Node8> for KindBvh<P> {
     fn tree(&self) -> &WideBvh<crate::bvh::Node8> {
-        &self.bvh8
+        self.bvh8()
     }
 }
 impl<P: Traceable> WideTrees<Node16> for KindBvh<P> {

@@ -391,9 +391,9 @@ impl Scene {
                 kind_wide::<F32x4, Node4, _>(&self.boxes, self.boxes.bvh4(), s, &swept, &mut best, &mut stack);
             }
             _ => {
-                kind_wide::<F32x8, Node8, _>(&self.tris, &self.tris.bvh8, s, &swept, &mut best, &mut stack);
-                kind_wide::<F32x8, Node8, _>(&self.spheres, &self.spheres.bvh8, s, &swept, &mut best, &mut stack);
-                kind_wide::<F32x8, Node8, _>(&self.boxes, &self.boxes.bvh8, s, &swept, &mut best, &mut stack);
+                kind_wide::<F32x8, Node8, _>(&self.tris, self.tris.bvh8(), s, &swept, &mut best, &mut stack);
+                kind_wide::<F32x8, Node8, _>(&self.spheres, self.spheres.bvh8(), s, &swept, &mut best, &mut stack);
+                kind_wide::<F32x8, Node8, _>(&self.boxes, self.boxes.bvh8(), s, &swept, &mut best, &mut stack);
             }
         }
         let h = self.finish_sweep(s, &best);

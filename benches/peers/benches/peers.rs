@@ -121,7 +121,7 @@ struct Memory {
     triangles: usize,
     /// lanecast's own accounting (`SceneStats::bytes`, `bytes_x8`).
     lanecast: usize,
-    lanecast_x8: usize,
+    lanecast_x8: Option<usize>,
     /// `SceneStats::bytes_x16` (when the scene has its 16-wide trees).
     lanecast_x16: Option<usize>,
     /// Resident memory Embree's `rtcCommitScene` takes (with its copies of the vertex and
@@ -630,9 +630,9 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
             let per = |b: usize| b as f64 / m.triangles as f64;
             let _ = writeln!(
                 out,
-                "| {} | {:.1} | {} | {:.1} | {:.1} |",
+                "| {} | {} | {} | {:.1} | {:.1} |",
                 m.scene,
-                per(m.lanecast_x8),
+                m.lanecast_x8.map_or("—".into(), |b| format!("{:.1}", per(b))),
                 m.lanecast_x16.map_or("—".into(), |b| format!("{:.1}", per(b))),
                 per(m.lanecast),
                 per(m.embree_rss)
