@@ -223,6 +223,10 @@ fn fetch_child<N>(nodes: &[N], r: u32, here: u32) {
 /// tree: calls `action.leaf` for every leaf whose box the ray enters within `[t_min,
 /// action.t_max()]`. `L::N` must equal the node width (checked at compile time). Returns
 /// `true` when the action ended the traversal. `stack` is empty on return.
+///
+/// # Panics
+/// When `stack` overflows, which a tree that [`fits_stack`] (every 4- and 8-wide tree
+/// [`crate::bvh::validate`] accepts) never makes it do.
 #[inline(always)]
 pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
     bvh: &WideBvh<N>,
