@@ -385,9 +385,9 @@ impl<P: Traceable> KindBvh<P> {
         self.bvh4.get_or_init(|| WideBvh::collapse_nodes(&self.bvh2))
     }
     /// The 16-wide tree, made by the build or collapsed from the binary tree on the first
-    /// call; `None` when its
-    /// nodes lie too deep for a traversal stack ([`bvh::traverse::fits_stack`]), which the
-    /// x16 backend then answers with the 8-wide tree.
+    /// call; `None` when its nodes lie too deep for a traversal stack
+    /// ([`bvh::traverse::fits_stack`]), which the x16 backend then answers with the 8-wide
+    /// tree.
     pub fn bvh16(&self) -> Option<&WideBvh<Node16>> {
         self.bvh16.get_or_init(|| Self::fitting16(&self.bvh2)).as_ref()
     }

@@ -44,7 +44,22 @@ pub fn key(t: f32, lane: usize) -> u32 {
 /// `out[k..]` is left unspecified.
 pub fn order_scalar(t: &[f32], children: &[u32], hits: u32, out: &mut [StackEntry; 8]) -> u32 {
     debug_assert!(hits != 0 && t.len() == children.len() && t.len() <= 8);
-    let mut keys = [0u32; 8];
+    // Misses key as 0, below every hit (hit keys have bit 3 set): they sort last.
+    sort_hits(t, children, hits, key, out)
+}
+
+/// The plain sort behind both twins ([`order_scalar`], [`order_scalar16`]): the hit lanes'
+/// keys by `key` (whose low bits below `K` are the lane), sorted descending, each written to
+/// `out` as its lane's entry; returns the nearest child.
+#[inline(always)]
+fn sort_hits<const K: usize>(
+    t: &[f32],
+    children: &[u32],
+    hits: u32,
+    key: fn(f32, usize) -> u32,
+    out: &mut [StackEntry; K],
+) -> u32 {
+    let mut keys = [0u32; K];
     let mut k = 0;
     for (lane, (&t, key_slot)) in t.iter().zip(&mut keys).enumerate() {
         if hits >> lane & 1 != 0 {
@@ -52,10 +67,9 @@ pub fn order_scalar(t: &[f32], children: &[u32], hits: u32, out: &mut [StackEntr
             k += 1;
         }
     }
-    // Misses key as 0, below every hit (hit keys have bit 3 set): they sort last.
     keys.sort_unstable_by(|a, b| b.cmp(a));
     for (e, &key) in out.iter_mut().zip(&keys[..k]) {
-        let lane = (key & 7) as usize;
+        let lane = (key & (K as u32 - 1)) as usize;
         *e = StackEntry { child: children[lane], t: t[lane] };
     }
     out[k - 1].child
@@ -231,20 +245,7 @@ pub fn key16(t: f32, lane: usize) -> u32 {
 /// not be empty). `out[k..]` is left unspecified.
 pub fn order_scalar16(t: &[f32; 16], children: &[u32; 16], hits: u32, out: &mut [StackEntry; 16]) -> u32 {
     debug_assert!(hits != 0 && hits >> 16 == 0);
-    let mut keys = [0u32; 16];
-    let mut k = 0;
-    for (lane, key_slot) in keys.iter_mut().enumerate() {
-        if hits >> lane & 1 != 0 {
-            *key_slot = key16(t[lane], lane);
-            k += 1;
-        }
-    }
-    keys.sort_unstable_by(|a, b| b.cmp(a));
-    for (e, &key) in out.iter_mut().zip(&keys[..k]) {
-        let lane = (key & 15) as usize;
-        *e = StackEntry { child: children[lane], t: t[lane] };
-    }
-    out[k - 1].child
+    sort_hits(t, children, hits, key16, out)
 }
 
 /// [`order_scalar16`] for the 16 children of a 16-wide node, with an AVX-512 sorting network
