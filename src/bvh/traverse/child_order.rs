@@ -256,9 +256,7 @@ pub fn order_scalar16(t: &[f32; 16], children: &[u32; 16], hits: u32, out: &mut 
 pub fn order16(t: &[f32; 16], children: &[u32; 16], hits: u32, out: &mut [StackEntry; 16]) -> u32 {
     #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
     {
-        // SAFETY: this build enables AVX-512F for all code (`target_feature = "avx512f"` is
-        // set at compile time), so any CPU that runs it has AVX-512F.
-        unsafe { avx512::order16(t, children, hits, out) }
+        avx512::order16(t, children, hits, out)
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
     {
@@ -272,9 +270,12 @@ pub const ORDER16_IMPL: &str =
 
 #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
 mod avx512 {
-    //! The AVX-512 network. Its functions carry `#[target_feature(enable = "avx512f")]`,
-    //! which makes the register intrinsics safe to call inside them; memory goes through
-    //! `bytemuck` casts (no raw pointers).
+    //! The AVX-512 network. Its functions are forced inline into the traversal: with
+    //! `#[target_feature]` (which may not be combined with `#[inline(always)]`) LLVM kept
+    //! `order16` out of line, a call at every node with three or more hit children. The
+    //! intrinsics are therefore called in `unsafe` blocks, sound because this module is
+    //! compiled only where the whole build enables AVX-512F. Memory goes through `bytemuck`
+    //! casts (no raw pointers).
     use super::StackEntry;
     use core::arch::x86_64::*;
 
@@ -297,53 +298,57 @@ mod avx512 {
 
     /// One compare-exchange step: each lane against lane `i ^ J`, the lanes of `MAX` taking
     /// the larger key.
-    #[target_feature(enable = "avx512f")]
-    #[inline]
+    #[inline(always)]
     fn step<const J: i32>(v: __m512i, max: u16) -> __m512i {
-        let partner = _mm512_xor_si512(
-            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-            _mm512_set1_epi32(J),
-        );
-        let p = _mm512_permutexvar_epi32(partner, v);
-        _mm512_mask_blend_epi32(max, _mm512_min_epu32(v, p), _mm512_max_epu32(v, p))
+        // SAFETY: this module is compiled only where AVX-512F is enabled for the whole build.
+        unsafe {
+            let partner = _mm512_xor_si512(
+                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                _mm512_set1_epi32(J),
+            );
+            let p = _mm512_permutexvar_epi32(partner, v);
+            _mm512_mask_blend_epi32(max, _mm512_min_epu32(v, p), _mm512_max_epu32(v, p))
+        }
     }
 
-    #[target_feature(enable = "avx512f")]
-    #[inline]
+    #[inline(always)]
     pub(super) fn order16(t: &[f32; 16], children: &[u32; 16], hits: u32, out: &mut [StackEntry; 16]) -> u32 {
-        let tv: __m512 = bytemuck::cast(*t);
-        let kids: __m512i = bytemuck::cast(*children);
-        let hit = hits as u16;
-        // key16(): max(t, +0) maps negatives, -0 and NaN to +0 (maxps returns its second
-        // operand for those), then the low 5 bits become 16 | lane.
-        let tpos = _mm512_castps_si512(_mm512_max_ps(tv, _mm512_setzero_ps()));
-        let tag = _mm512_setr_epi32(16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-        let keys = _mm512_or_si512(_mm512_and_si512(tpos, _mm512_set1_epi32(!31)), tag);
-        // The nearest: minimum key over the hits (misses as all ones).
-        let nearest = _mm512_reduce_min_epu32(_mm512_mask_mov_epi32(_mm512_set1_epi32(-1), hit, keys)) as u32;
-        let nearest = children[(nearest & 15) as usize];
-        // The sort, descending (misses as 0, last).
-        let mut v = _mm512_maskz_mov_epi32(hit, keys);
-        v = step::<1>(v, const { takes_max(2, 1) });
-        v = step::<2>(v, const { takes_max(4, 2) });
-        v = step::<1>(v, const { takes_max(4, 1) });
-        v = step::<4>(v, const { takes_max(8, 4) });
-        v = step::<2>(v, const { takes_max(8, 2) });
-        v = step::<1>(v, const { takes_max(8, 1) });
-        v = step::<8>(v, const { takes_max(16, 8) });
-        v = step::<4>(v, const { takes_max(16, 4) });
-        v = step::<2>(v, const { takes_max(16, 2) });
-        v = step::<1>(v, const { takes_max(16, 1) });
-        // Entry `i` is (child, t) of the lane in key `i`'s low bits: both gathered by that
-        // lane, interleaved, and the 128-bit blocks put back in order.
-        let lanes = _mm512_and_si512(v, _mm512_set1_epi32(15));
-        let c = _mm512_permutexvar_epi32(lanes, kids);
-        let tt = _mm512_permutexvar_epi32(lanes, _mm512_castps_si512(tv));
-        let (lo, hi) = (_mm512_unpacklo_epi32(c, tt), _mm512_unpackhi_epi32(c, tt));
-        let first = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi);
-        let second = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), hi);
-        *out = bytemuck::cast([first, second]);
-        nearest
+        // SAFETY: this module is compiled only where AVX-512F is enabled for the whole build.
+        unsafe {
+            let tv: __m512 = bytemuck::cast(*t);
+            let kids: __m512i = bytemuck::cast(*children);
+            let hit = hits as u16;
+            // key16(): max(t, +0) maps negatives, -0 and NaN to +0 (maxps returns its second
+            // operand for those), then the low 5 bits become 16 | lane.
+            let tpos = _mm512_castps_si512(_mm512_max_ps(tv, _mm512_setzero_ps()));
+            let tag = _mm512_setr_epi32(16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+            let keys = _mm512_or_si512(_mm512_and_si512(tpos, _mm512_set1_epi32(!31)), tag);
+            // The nearest: minimum key over the hits (misses as all ones).
+            let nearest = _mm512_reduce_min_epu32(_mm512_mask_mov_epi32(_mm512_set1_epi32(-1), hit, keys)) as u32;
+            let nearest = children[(nearest & 15) as usize];
+            // The sort, descending (misses as 0, last).
+            let mut v = _mm512_maskz_mov_epi32(hit, keys);
+            v = step::<1>(v, const { takes_max(2, 1) });
+            v = step::<2>(v, const { takes_max(4, 2) });
+            v = step::<1>(v, const { takes_max(4, 1) });
+            v = step::<4>(v, const { takes_max(8, 4) });
+            v = step::<2>(v, const { takes_max(8, 2) });
+            v = step::<1>(v, const { takes_max(8, 1) });
+            v = step::<8>(v, const { takes_max(16, 8) });
+            v = step::<4>(v, const { takes_max(16, 4) });
+            v = step::<2>(v, const { takes_max(16, 2) });
+            v = step::<1>(v, const { takes_max(16, 1) });
+            // Entry `i` is (child, t) of the lane in key `i`'s low bits: both gathered by that
+            // lane, interleaved, and the 128-bit blocks put back in order.
+            let lanes = _mm512_and_si512(v, _mm512_set1_epi32(15));
+            let c = _mm512_permutexvar_epi32(lanes, kids);
+            let tt = _mm512_permutexvar_epi32(lanes, _mm512_castps_si512(tv));
+            let (lo, hi) = (_mm512_unpacklo_epi32(c, tt), _mm512_unpackhi_epi32(c, tt));
+            let first = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi);
+            let second = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), hi);
+            *out = bytemuck::cast([first, second]);
+            nearest
+        }
     }
 }
 
