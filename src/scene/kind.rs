@@ -411,12 +411,12 @@ impl<P: Traceable> KindBvh<P> {
             Some(t) => t.bytes(),
             None => self.bvh8.get()?.bytes(),
         };
-        Some(tree + self.prims.padded_len() * P::COLUMNS * 4 + self.ids.len() * 8)
+        Some(tree + self.leaf_bytes())
     }
     /// Bytes used by the 8-wide traversal once its tree has been made: nodes, primitives and
     /// ids; `None` before.
     pub fn bytes_x8(&self) -> Option<usize> {
-        Some(self.bvh8.get()?.bytes() + self.prims.padded_len() * P::COLUMNS * 4 + self.ids.len() * 8)
+        Some(self.bvh8.get()?.bytes() + self.leaf_bytes())
     }
     /// Bytes of everything kept (the trees made so far, primitives, ids).
     pub fn bytes_total(&self) -> usize {
@@ -424,8 +424,11 @@ impl<P: Traceable> KindBvh<P> {
             + self.bvh4.get().map_or(0, WideBvh::bytes)
             + self.bvh8.get().map_or(0, WideBvh::bytes)
             + self.bvh16.get().and_then(Option::as_ref).map_or(0, WideBvh::bytes)
-            + self.prims.padded_len() * P::COLUMNS * 4
-            + self.ids.len() * 8
+            + self.leaf_bytes()
+    }
+    /// Bytes of what every traversal reads besides its tree: the primitives' columns and ids.
+    fn leaf_bytes(&self) -> usize {
+        self.prims.padded_len() * P::COLUMNS * 4 + self.ids.len() * 8
     }
 }
 

@@ -32,9 +32,10 @@
 //! `lanecast_peers` crate docs (`benches/peers/src/lib.rs`).
 //!
 //! Before any timing, every library casts every ray of every set once and is compared with
-//! lanecast (`Backend::Auto`: x16 on AVX-512 builds, x8 with AVX): the share of rays on which it agrees on hit/miss (at least
-//! 99.9 % expected; lower is flagged) and, for closest-hit sets, the share of rays both hit
-//! whose `t` agrees within 1e-4 relative. This pass is also timed once (one-shot Mrays/s).
+//! lanecast (`Backend::Auto`: x16 on AVX-512 builds, x8 with AVX): the share of rays on
+//! which it agrees on hit/miss (at least 99.9 % expected; lower is flagged) and, for
+//! closest-hit sets, the share of rays both hit whose `t` agrees within 1e-4 relative. This
+//! pass is also timed once (one-shot Mrays/s).
 //!
 //! Groups `peers_<scene>_<set>` hold one function per library (`lanecast`, `obvhs`,
 //! `parry3d`, `bvh`); **every iteration casts the whole set** (2^20 rays), one thread,

@@ -8,7 +8,8 @@
 //! `t ∈ [t_min, t_max]`) and answers in units of `dir`; the conversion to each library's ray
 //! type is part of the query.
 //!
-//! * [`Lanecast`]: [`Scene::intersect_with`] / [`Scene::occluded_with`] with [`Backend::Auto`] (x16 on AVX-512 builds, x8 with AVX).
+//! * [`Lanecast`]: [`Scene::intersect_with`] / [`Scene::occluded_with`] with [`Backend::Auto`]
+//!   (x16 on AVX-512 builds, x8 with AVX).
 //! * [`Obvhs`]: obvhs' compressed wide BVH (CWBVH, 8-wide), built with
 //!   `build_cwbvh_from_tris(.., BvhBuildParams::medium_build(), ..)` as in the crate's
 //!   `basic_cwbvh` example, triangles reordered to the BVH's `primitive_indices` (as in its
