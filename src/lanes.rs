@@ -187,6 +187,13 @@ pub trait Lanes:
     fn lt(self, b: Self) -> Self::Mask;
     /// `self <= b`.
     fn le(self, b: Self) -> Self::Mask;
+    /// `self <= b` as lane bits (bit `i` for lane `i`): [`Lanes::le`] then
+    /// [`Mask::bitmask`], in one compare into a mask register where the lanes have one
+    /// (16 lanes on AVX-512).
+    #[inline(always)]
+    fn le_bits(self, b: Self) -> u32 {
+        self.le(b).bitmask()
+    }
     /// `self > b`.
     fn gt(self, b: Self) -> Self::Mask;
     /// `self >= b`.
@@ -460,6 +467,10 @@ macro_rules! wide_lanes {
                 $mask(self.simd_le(b))
             }
             #[inline(always)]
+            fn le_bits(self, b: Self) -> u32 {
+                LeBits::le_bits(self, b)
+            }
+            #[inline(always)]
             fn gt(self, b: Self) -> $mask {
                 $mask(self.simd_gt(b))
             }
@@ -477,6 +488,47 @@ macro_rules! wide_lanes {
             }
         }
     };
+}
+
+/// `a <= b` as lane bits for each `wide` type ([`Lanes::le_bits`]).
+trait LeBits {
+    fn le_bits(self, b: Self) -> u32;
+}
+
+impl LeBits for f32x4 {
+    #[inline(always)]
+    fn le_bits(self, b: Self) -> u32 {
+        self.simd_le(b).to_bitmask()
+    }
+}
+
+impl LeBits for f32x8 {
+    #[inline(always)]
+    fn le_bits(self, b: Self) -> u32 {
+        self.simd_le(b).to_bitmask()
+    }
+}
+
+impl LeBits for f32x16 {
+    /// With AVX-512, `vcmpps` straight into a mask register and `kmov` out of it: `wide`'s
+    /// compare makes a vector of the mask (`vpternlogd`, a masked move) that its bitmask
+    /// then turns back into a mask (`vpmovd2m`), three more steps on the path from a node's
+    /// test to the choice of the next node. The same predicate (`<=`, ordered, so NaN is
+    /// false), as `simd_le`.
+    #[inline(always)]
+    fn le_bits(self, b: Self) -> u32 {
+        #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+        {
+            use core::arch::x86_64::{__m512, _CMP_LE_OQ, _mm512_cmp_ps_mask};
+            let (a, b): (__m512, __m512) = (bytemuck::cast(self), bytemuck::cast(b));
+            // SAFETY: this code is compiled only where the whole build enables AVX-512F.
+            u32::from(unsafe { _mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, b) })
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+        {
+            self.simd_le(b).to_bitmask()
+        }
+    }
 }
 
 wide_lanes!(f32x4, u32x4, M4, 4, "x4", "Mask of 4 lanes (all-ones / all-zeros per lane).");
@@ -636,6 +688,45 @@ mod tests {
         let m = <L::Mask as Mask>::from_bitmask(0b1);
         assert_eq!(m.bitmask(), 1);
         assert!(<L::Mask as Mask>::splat(true).all());
+    }
+
+    /// `le_bits` (on AVX-512 builds a compare into a mask register for 16 lanes) against
+    /// `<=` lane by lane: every pair of special and ordinary values, NaN (always false),
+    /// ±0 (equal), ±inf and the extremes, in every lane position.
+    fn check_le_bits<L: Lanes>() {
+        let vals = [
+            f32::NAN,
+            -f32::NAN,
+            f32::NEG_INFINITY,
+            -f32::MAX,
+            -1.0,
+            -0.0,
+            0.0,
+            f32::MIN_POSITIVE,
+            1.0,
+            f32::MAX,
+            f32::INFINITY,
+        ];
+        let pairs: Vec<(f32, f32)> = vals.iter().flat_map(|&a| vals.iter().map(move |&b| (a, b))).collect();
+        for chunk in pairs.chunks(L::N) {
+            let mut a = vec![0.0; L::N];
+            let mut b = vec![0.0; L::N];
+            for (i, &(x, y)) in chunk.iter().enumerate() {
+                (a[i], b[i]) = (x, y);
+            }
+            let want = (0..L::N).fold(0u32, |m, i| m | u32::from(a[i] <= b[i]) << i);
+            let (la, lb) = (L::load(&a), L::load(&b));
+            assert_eq!(la.le_bits(lb), want, "{}: {a:?} <= {b:?}", L::NAME);
+            assert_eq!(la.le(lb).bitmask(), want, "{}", L::NAME);
+        }
+    }
+
+    #[test]
+    fn le_bits_is_le_lane_by_lane() {
+        check_le_bits::<f32>();
+        check_le_bits::<F32x4>();
+        check_le_bits::<F32x8>();
+        check_le_bits::<F32x16>();
     }
 
     #[test]

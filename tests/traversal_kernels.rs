@@ -114,8 +114,8 @@ fn check_wide_node<L: Lanes, N: WideNode>(ray: &Ray, boxes: &[Aabb]) {
     let tr = TraversalRay::<L>::new(ray);
     let (hit, tn) = tr.test_node(&node, ray.t_max);
     let (want_hit, want_tn) = tr.test(node.columns(), ray.t_max);
-    assert_eq!(hit.bitmask(), want_hit.bitmask(), "{} lanes\nray {ray:?}\nboxes {boxes:?}", L::N);
-    for i in (0..L::N).filter(|&i| hit.lane(i)) {
+    assert_eq!(hit, want_hit.bitmask(), "{} lanes\nray {ray:?}\nboxes {boxes:?}", L::N);
+    for i in (0..L::N).filter(|&i| hit & (1 << i) != 0) {
         assert_eq!(tn.lane(i).to_bits(), want_tn.lane(i).to_bits(), "{} lanes, lane {i}\nray {ray:?}", L::N);
     }
 }

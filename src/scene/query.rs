@@ -36,6 +36,22 @@ fn same_octant<L: Lanes>(rays: &RayPacket<L>, active: L::Mask) -> bool {
     })
 }
 
+/// The single-ray query's paths, one out-of-line function each ([`Scene::trace_by_value`]).
+const PATH_SCALAR: u8 = 0;
+const PATH_X4: u8 = 1;
+const PATH_X8: u8 = 2;
+const PATH_X16: u8 = 3;
+
+/// The backend of a path (the scalar one's answers differ from the lanes').
+const fn path_backend(path: u8) -> Backend {
+    match path {
+        PATH_SCALAR => Backend::Scalar,
+        PATH_X4 => Backend::X4,
+        PATH_X8 => Backend::X8,
+        _ => Backend::X16,
+    }
+}
+
 /// The best hit so far: key `t`, with its barycentrics.
 type Best<'a> = super::best::Best<'a, (f32, f32)>;
 
@@ -168,6 +184,22 @@ fn trace_wide<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
     traverse::ray_wide::<M, L, N>(bvh, &pre.ray, &mut action, stack)
 }
 
+/// Closest or any hit of one ray in one kind's wide tree, from the root's test
+/// ([`traverse::start`]); returns whether the traversal ended early (an any hit).
+#[inline(always)]
+fn trace_wide_from<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
+    kb: &'a KindBvh<P>,
+    bvh: &WideBvh<N>,
+    ray: &TraversalRay<L>,
+    leaf: &LeafRay<L>,
+    best: &mut Best<'a>,
+    stack: &mut TraversalStack,
+    first: traverse::Start<L>,
+) -> bool {
+    let mut action = WideLeaf::<L, P, M> { kb, pre: leaf, best, _mode: core::marker::PhantomData };
+    traverse::ray_wide_from::<M, L, N>(bvh, ray, &mut action, stack, first)
+}
+
 impl Scene {
     /// Nothing found yet in any lane of a packet: each lane's bound is its ray's `t_max`,
     /// its filter its ray's mask. Read from the columns stored once (taking lanes out of the
@@ -246,7 +278,8 @@ impl Scene {
     }
 
     #[inline(always)]
-    fn trace<M: Mode>(&self, ray: &Ray, backend: Backend) -> Best<'_> {
+    fn trace<M: Mode, const PATH: u8>(&self, ray: &Ray) -> Best<'_> {
+        let backend = path_backend(PATH);
         let mut best = Best::with_filter(ray.t_max, (0.0, 0.0), self.mask_filter(ray.mask));
         if !ray.is_valid() {
             return best;
@@ -259,8 +292,8 @@ impl Scene {
         }
         // With any hit, stop at the first kind that reports a hit.
         let stop = |found: bool| M::ANY && found;
-        match backend.resolve() {
-            Backend::Scalar => {
+        match PATH {
+            PATH_SCALAR => {
                 let Some(r) = ScalarRay::new(ray, self.triangle_test) else { return best };
                 if !stop(trace_scalar::<_, M>(&self.tris, &r, &mut best))
                     && !stop(trace_scalar::<_, M>(&self.spheres, &r, &mut best))
@@ -268,8 +301,8 @@ impl Scene {
                     trace_scalar::<_, M>(&self.boxes, &r, &mut best);
                 }
             }
-            Backend::X4 => self.trace_kinds::<F32x4, Node4, M>(ray, &mut best),
-            Backend::X16 if self.has_x16_trees() => self.trace_kinds::<F32x16, Node16, M>(ray, &mut best),
+            PATH_X4 => self.trace_kinds::<F32x4, Node4, M>(ray, &mut best),
+            PATH_X16 => self.trace_kinds::<F32x16, Node16, M>(ray, &mut best),
             _ => self.trace_kinds::<F32x8, Node8, M>(ray, &mut best),
         }
         if !M::ANY {
@@ -309,15 +342,47 @@ impl Scene {
         KindBvh<Sphere>: WideTrees<N>,
         KindBvh<Aabb>: WideTrees<N>,
     {
-        let pre = Prepared::<L>::new(ray, test);
+        if N::WIDTH < 16 {
+            // Set up first: for 4- and 8-wide nodes the lazy set-up below measured slower
+            // on rays that enter the scene (sponza x8 primary and incoherent rays 6-8 %).
+            let pre = Prepared::<L>::new(ray, test);
+            let mut stack = TraversalStack::new();
+            if trace_wide::<L, N, _, M>(&self.tris, self.tris.tree(), &pre, best, &mut stack) {
+                return;
+            }
+            if trace_wide::<L, N, _, M>(&self.spheres, self.spheres.tree(), &pre, best, &mut stack) {
+                return;
+            }
+            trace_wide::<L, N, _, M>(&self.boxes, self.boxes.tree(), &pre, best, &mut stack);
+            return;
+        }
+        // The kinds' roots are tested first, and the leaf kernels' set-up (the watertight
+        // shear) made only for a ray that enters one: a ray that misses the scene never needs
+        // it (about a third of such a ray's instructions). A later kind's root is tested with
+        // the ray's own `t_max`, before an earlier kind's hits could lower it: a looser bound,
+        // so nothing is missed, and the leaves still test against the best hit so far.
+        let tr = TraversalRay::<L>::new(ray);
+        let tris = traverse::start(self.tris.tree(), &tr, best.key);
+        let spheres = traverse::start(self.spheres.tree(), &tr, best.key);
+        let boxes = traverse::start(self.boxes.tree(), &tr, best.key);
+        if tris.is_none() && spheres.is_none() && boxes.is_none() {
+            return;
+        }
+        let pre = LeafRay::new_valid(ray, test);
         let mut stack = TraversalStack::new();
-        if trace_wide::<L, N, _, M>(&self.tris, self.tris.tree(), &pre, best, &mut stack) {
+        if let Some(first) = tris
+            && trace_wide_from::<L, N, _, M>(&self.tris, self.tris.tree(), &tr, &pre, best, &mut stack, first)
+        {
             return;
         }
-        if trace_wide::<L, N, _, M>(&self.spheres, self.spheres.tree(), &pre, best, &mut stack) {
+        if let Some(first) = spheres
+            && trace_wide_from::<L, N, _, M>(&self.spheres, self.spheres.tree(), &tr, &pre, best, &mut stack, first)
+        {
             return;
         }
-        trace_wide::<L, N, _, M>(&self.boxes, self.boxes.tree(), &pre, best, &mut stack);
+        if let Some(first) = boxes {
+            trace_wide_from::<L, N, _, M>(&self.boxes, self.boxes.tree(), &tr, &pre, best, &mut stack, first);
+        }
     }
 
     /// Closest hit with the scene's default backend; `None` on a miss or an invalid ray.
@@ -331,10 +396,7 @@ impl Scene {
         if !self.inst.is_empty() {
             return self.intersect_instanced(*ray, backend);
         }
-        let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
-        self.trace_by_value::<Closest, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |r, b| {
-            self.finish(r, b)
-        })
+        self.dispatch::<Closest, _>(ray, backend, |r, b| self.finish(r, b))
     }
 
     /// True when the scene has primitives or planes of its own (besides its instances).
@@ -364,8 +426,7 @@ impl Scene {
         if !self.inst.is_empty() {
             return self.occluded_instanced(*ray, backend);
         }
-        let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
-        self.trace_by_value::<AnyHit, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |_, b| b.found())
+        self.dispatch::<AnyHit, _>(ray, backend, |_, b| b.found())
     }
 
     /// [`Scene::occluded_with`] of a scene with instances (the ray by value, as in
@@ -391,7 +452,7 @@ impl Scene {
     /// set-up read them back two and four at a time: the same failed forward.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn trace_by_value<'a, M: Mode, R>(
+    fn trace_by_value<'a, M: Mode, const PATH: u8, R>(
         &'a self,
         ox: f32,
         oy: f32,
@@ -402,20 +463,38 @@ impl Scene {
         t_min: f32,
         t_max: f32,
         mask: u32,
-        backend: Backend,
         answer: impl FnOnce(&Ray, &Best<'a>) -> R,
     ) -> R {
         let make = || Ray { origin: Vec3::new(ox, oy, oz), dir: Vec3::new(dx, dy, dz), t_min, t_max, mask };
-        let best = self.trace::<M>(&make(), backend);
+        let best = self.trace::<M, PATH>(&make());
         answer(&make(), &best)
+    }
+
+    /// [`Scene::trace_by_value`] of `ray` on `backend`'s path: one out-of-line function per
+    /// path, so that each holds one width's traversals (its registers allocated for those
+    /// alone).
+    #[inline(always)]
+    fn dispatch<'a, M: Mode, R>(&'a self, ray: &Ray, backend: Backend, answer: impl FnOnce(&Ray, &Best<'a>) -> R) -> R {
+        let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
+        match backend.resolve() {
+            Backend::Scalar => {
+                self.trace_by_value::<M, PATH_SCALAR, R>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, answer)
+            }
+            Backend::X4 => {
+                self.trace_by_value::<M, PATH_X4, R>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, answer)
+            }
+            Backend::X16 if self.has_x16_trees() => {
+                self.trace_by_value::<M, PATH_X16, R>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, answer)
+            }
+            _ => self.trace_by_value::<M, PATH_X8, R>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, answer),
+        }
     }
 
     /// [`Scene::trace_by_value`] of `ray`, keeping the best candidate (the one out-of-line
     /// copy of the single-ray traversal).
     #[inline(always)]
     fn trace_ray<M: Mode>(&self, ray: &Ray, backend: Backend) -> Best<'_> {
-        let Ray { origin: o, dir: d, t_min, t_max, mask } = *ray;
-        self.trace_by_value::<M, _>(o.x, o.y, o.z, d.x, d.y, d.z, t_min, t_max, mask, backend, |_, b| *b)
+        self.dispatch::<M, _>(ray, backend, |_, b| *b)
     }
 
     /// The reference answer by brute force: every primitive tested with the scalar kernels,

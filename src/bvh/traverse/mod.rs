@@ -248,74 +248,9 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
     loop {
         if cur & LEAF_BIT == 0 {
             let idx = cur;
-            let node = &bvh.nodes[idx as usize];
-            let (hit, tn) = ray.test_node(node, action.t_max());
-            let bits = hit.bitmask();
+            let (bits, tn) = ray.test_node(&nodes[idx as usize], action.t_max());
             if bits != 0 {
-                let kids = node.children();
-                let first = bits.trailing_zeros() as usize;
-                let rest = bits & (bits - 1);
-                if rest == 0 {
-                    cur = kids[first];
-                    fetch_child(nodes, cur, idx);
-                    continue;
-                }
-                if M::ANY {
-                    // Any hit: leaves first (they can end the query), no sorting.
-                    let leaves = node.leaf_bits() & bits;
-                    let first = if leaves != 0 { leaves.trailing_zeros() } else { bits.trailing_zeros() } as usize;
-                    let rest = bits & !(1 << first);
-                    // Inner children first, so the leaves end on top of the stack.
-                    for mut b in [rest & !leaves, rest & leaves] {
-                        while b != 0 {
-                            let i = b.trailing_zeros() as usize;
-                            b &= b - 1;
-                            fetch_child(nodes, kids[i], idx);
-                            stack.push(StackEntry { child: kids[i], t: tn.lane(i) });
-                        }
-                    }
-                    cur = kids[first];
-                    fetch_child(nodes, cur, idx);
-                    continue;
-                }
-                let mut t = [0f32; MAX_WIDTH];
-                tn.store(&mut t[..L::N]);
-                if rest & (rest - 1) == 0 {
-                    // Exactly two: a compare and a branch. The branch is predicted, so the
-                    // step down does not wait for the comparison (a sorting network puts
-                    // its whole reduction on the path from one node to the next). Ties go
-                    // to the lower lane.
-                    let second = rest.trailing_zeros() as usize;
-                    let (near, far) = if t[second] < t[first] { (second, first) } else { (first, second) };
-                    stack.push(StackEntry { child: kids[far], t: t[far] });
-                    fetch_child(nodes, kids[far], idx);
-                    cur = kids[near];
-                    fetch_child(nodes, cur, idx);
-                    continue;
-                }
-                // Three or more: order them (nearest next, the rest on the stack farthest
-                // first) without data-dependent branches, which mispredict on incoherent
-                // rays; see child_order. (Finding the nearest by predicted compares here as
-                // well measured slower on sponza's incoherent rays.)
-                let pending = bits.count_ones() as usize - 1;
-                cur = if let Ok(kids) = <&[u32; 16]>::try_from(kids) {
-                    let mut entries = [StackEntry::default(); 16];
-                    let nearest = child_order::order16(&t, kids, bits, &mut entries);
-                    stack.push_block(&entries, pending);
-                    nearest
-                } else {
-                    let mut entries = [StackEntry::default(); 8];
-                    let t8 = t.first_chunk::<8>().expect("16 >= 8");
-                    let nearest = child_order::order(t8, kids, bits, &mut entries);
-                    stack.push_block(&entries, pending);
-                    nearest
-                };
-                let mut b = bits;
-                while b != 0 {
-                    let i = b.trailing_zeros() as usize;
-                    b &= b - 1;
-                    fetch_child(nodes, kids[i], idx);
-                }
+                cur = pick_next::<M, L, N>(nodes, idx, bits, tn, stack);
                 continue;
             }
         } else {
@@ -336,6 +271,167 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
             }
         }
     }
+}
+
+/// The first step of a single-ray traversal through a wide tree, taken before the leaf
+/// kernels' set-up (which a ray that misses the root never needs): the root reference,
+/// with its node's test when it is a node.
+#[derive(Clone, Copy, Debug)]
+pub struct Start<L: Lanes> {
+    root: u32,
+    /// The root node's hit lanes (bit `i` for child `i`) and entry times (unused for a
+    /// leaf root).
+    hits: u32,
+    t: L,
+}
+
+/// Tests the root of `bvh` for `ray` within `[t_min, t_max]`: `None` when the ray enters
+/// nothing (an empty tree, or no child box of the root node), else the step to hand to
+/// [`ray_wide_from`] (a leaf root is not tested: the traversal's leaves never are).
+#[inline(always)]
+pub fn start<L: Lanes, N: WideNode>(bvh: &WideBvh<N>, ray: &TraversalRay<L>, t_max: f32) -> Option<Start<L>> {
+    const { assert!(L::N == N::WIDTH, "the lanes must be as wide as the nodes") };
+    let root = bvh.root;
+    if root == EMPTY_CHILD {
+        return None;
+    }
+    if root & LEAF_BIT != 0 {
+        return Some(Start { root, hits: 0, t: L::splat(0.0) });
+    }
+    let (hits, t) = ray.test_node(&bvh.nodes[root as usize], t_max);
+    (hits != 0).then_some(Start { root, hits, t })
+}
+
+/// [`ray_wide`] from its first step ([`start`], made with the same ray and `t_max`).
+#[inline(always)]
+pub fn ray_wide_from<M: Mode, L: Lanes, N: WideNode>(
+    bvh: &WideBvh<N>,
+    ray: &TraversalRay<L>,
+    action: &mut impl LeafAction,
+    stack: &mut TraversalStack,
+    first: Start<L>,
+) -> bool {
+    const { assert!(L::N == N::WIDTH, "the lanes must be as wide as the nodes") };
+    let nodes = &bvh.nodes[..];
+    if first.root & LEAF_BIT != 0 {
+        // A tree of one leaf.
+        let (f, count) = Child::leaf_range(first.root);
+        let done = action.leaf(f, count) && M::ANY;
+        stack.clear();
+        return done;
+    }
+    // Each turn takes a node that has been tested (the root's test made by `start`), picks
+    // the child to visit next and pushes the others, then visits: leaves until the next
+    // node, which it tests for the next turn.
+    let (mut idx, mut bits, mut tn) = (first.root, first.hits, first.t);
+    loop {
+        let mut cur = if bits == 0 { None } else { Some(pick_next::<M, L, N>(nodes, idx, bits, tn, stack)) };
+        // Visit: leaves (and pops) until a node to test.
+        loop {
+            let c = match cur {
+                Some(c) => c,
+                // Pop the nearest pending subtree that can still hold a closer hit.
+                None => loop {
+                    let Some(e) = stack.pop() else {
+                        return false;
+                    };
+                    if e.t <= slab::cull_bound(action.t_max()) {
+                        break e.child;
+                    }
+                },
+            };
+            if c & LEAF_BIT == 0 {
+                idx = c;
+                (bits, tn) = ray.test_node(&nodes[c as usize], action.t_max());
+                break;
+            }
+            let (f, count) = Child::leaf_range(c);
+            if action.leaf(f, count) && M::ANY {
+                stack.clear();
+                return true;
+            }
+            cur = None;
+        }
+    }
+}
+
+/// One step down from node `idx`, whose test gave the hit lanes `bits` (not 0) and entry
+/// times `tn`: the child to visit next, with the other hit children pushed (closest hit:
+/// farthest first; any hit: leaves on top) and every visited child prefetched.
+#[inline(always)]
+fn pick_next<M: Mode, L: Lanes, N: WideNode>(
+    nodes: &[N],
+    idx: u32,
+    bits: u32,
+    tn: L,
+    stack: &mut TraversalStack,
+) -> u32 {
+    let node = &nodes[idx as usize];
+    let kids = node.children();
+    let first = bits.trailing_zeros() as usize;
+    let rest = bits & (bits - 1);
+    if rest == 0 {
+        let cur = kids[first];
+        fetch_child(nodes, cur, idx);
+        return cur;
+    }
+    if M::ANY {
+        // Any hit: leaves first (they can end the query), no sorting.
+        let leaves = node.leaf_bits() & bits;
+        let first = if leaves != 0 { leaves.trailing_zeros() } else { bits.trailing_zeros() } as usize;
+        let rest = bits & !(1 << first);
+        // Inner children first, so the leaves end on top of the stack.
+        for mut b in [rest & !leaves, rest & leaves] {
+            while b != 0 {
+                let i = b.trailing_zeros() as usize;
+                b &= b - 1;
+                fetch_child(nodes, kids[i], idx);
+                stack.push(StackEntry { child: kids[i], t: tn.lane(i) });
+            }
+        }
+        let cur = kids[first];
+        fetch_child(nodes, cur, idx);
+        return cur;
+    }
+    let mut t = [0f32; MAX_WIDTH];
+    tn.store(&mut t[..L::N]);
+    if rest & (rest - 1) == 0 {
+        // Exactly two: a compare and a branch. The branch is predicted, so the
+        // step down does not wait for the comparison (a sorting network puts
+        // its whole reduction on the path from one node to the next). Ties go
+        // to the lower lane.
+        let second = rest.trailing_zeros() as usize;
+        let (near, far) = if t[second] < t[first] { (second, first) } else { (first, second) };
+        stack.push(StackEntry { child: kids[far], t: t[far] });
+        fetch_child(nodes, kids[far], idx);
+        let cur = kids[near];
+        fetch_child(nodes, cur, idx);
+        return cur;
+    }
+    // Three or more: order them (nearest next, the rest on the stack farthest
+    // first) without data-dependent branches, which mispredict on incoherent
+    // rays; see child_order. (Finding the nearest by predicted compares here as
+    // well measured slower on sponza's incoherent rays.)
+    let pending = bits.count_ones() as usize - 1;
+    let cur = if let Ok(kids) = <&[u32; 16]>::try_from(kids) {
+        let mut entries = [StackEntry::default(); 16];
+        let nearest = child_order::order16(&t, kids, bits, &mut entries);
+        stack.push_block(&entries, pending);
+        nearest
+    } else {
+        let mut entries = [StackEntry::default(); 8];
+        let t8 = t.first_chunk::<8>().expect("16 >= 8");
+        let nearest = child_order::order(t8, kids, bits, &mut entries);
+        stack.push_block(&entries, pending);
+        nearest
+    };
+    let mut b = bits;
+    while b != 0 {
+        let i = b.trailing_zeros() as usize;
+        b &= b - 1;
+        fetch_child(nodes, kids[i], idx);
+    }
+    cur
 }
 
 /// Closest or any hit of one ray through a binary tree, with the textbook slab test

@@ -92,11 +92,11 @@ impl<L: Lanes> TraversalRay<L> {
         }
     }
 
-    /// [`TraversalRay::test`] against the child boxes of `node`, the same lanes and entry
-    /// times, reading each plane's column at an offset chosen once per ray (no per-node
-    /// choice of column).
+    /// [`TraversalRay::test`] against the child boxes of `node`, the same lanes (as bits,
+    /// bit `i` for child `i`) and entry times, reading each plane's column at an offset
+    /// chosen once per ray (no per-node choice of column).
     #[inline(always)]
-    pub fn test_node<N: WideNode>(&self, node: &N, t_max: f32) -> (L::Mask, L) {
+    pub fn test_node<N: WideNode>(&self, node: &N, t_max: f32) -> (u32, L) {
         const { assert!(L::N == N::WIDTH, "the lanes must be as wide as the nodes") };
         let cols = node.box_columns();
         assert!(cols.len() == 6 * L::N, "a node has six box columns");
@@ -107,7 +107,8 @@ impl<L: Lanes> TraversalRay<L> {
         let (nx, ny, nz) = (load(self.near[0]), load(self.near[1]), load(self.near[2]));
         let far = |a: usize| (2 * a + 3) * L::N - self.near[a];
         let (fx, fy, fz) = (load(far(0)), load(far(1)), load(far(2)));
-        self.fold(nx, ny, nz, fx, fy, fz, t_max)
+        let (tn, tf) = self.fold(nx, ny, nz, fx, fy, fz, t_max);
+        (tn.le_bits(tf), tn)
     }
 
     /// Slab test against the boxes whose columns are `[min_x, min_y, min_z, max_x, max_y,
@@ -124,20 +125,21 @@ impl<L: Lanes> TraversalRay<L> {
         let (nx, fx) = pick(neg(0), mnx, mxx);
         let (ny, fy) = pick(neg(1), mny, mxy);
         let (nz, fz) = pick(neg(2), mnz, mxz);
-        self.fold(nx, ny, nz, fx, fy, fz, t_max)
+        let (tn, tf) = self.fold(nx, ny, nz, fx, fy, fz, t_max);
+        (tn.le(tf), tn)
     }
 
-    /// The slab arithmetic on the near and far planes of each axis.
+    /// The slab arithmetic on the near and far planes of each axis: the entry and exit
+    /// times (a box is hit where entry <= exit).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn fold(&self, nx: L, ny: L, nz: L, fx: L, fy: L, fz: L, t_max: f32) -> (L::Mask, L) {
+    fn fold(&self, nx: L, ny: L, nz: L, fx: L, fy: L, fz: L, t_max: f32) -> (L, L) {
         let (o, inv, inv_far) = (&self.origin, &self.inv, &self.inv_far);
         // NaN (a ray lying in a slab plane) is dropped by the fold: see the module docs.
         let tn = ((nz - o.z) * inv.z).max(((ny - o.y) * inv.y).max(((nx - o.x) * inv.x).max(self.t_min)));
         let tf = ((fz - o.z) * inv_far.z)
             .min(((fy - o.y) * inv_far.y).min(((fx - o.x) * inv_far.x).min(L::splat(t_max * FAR_SCALE))));
-        let (tn, tf) = if self.signed { widen_signed_lanes(tn, tf) } else { (tn, tf) };
-        (tn.le(tf), tn)
+        if self.signed { widen_signed_lanes(tn, tf) } else { (tn, tf) }
     }
 }
 
