@@ -42,16 +42,6 @@ const PATH_X4: u8 = 1;
 const PATH_X8: u8 = 2;
 const PATH_X16: u8 = 3;
 
-/// The backend of a path (the scalar one's answers differ from the lanes').
-const fn path_backend(path: u8) -> Backend {
-    match path {
-        PATH_SCALAR => Backend::Scalar,
-        PATH_X4 => Backend::X4,
-        PATH_X8 => Backend::X8,
-        _ => Backend::X16,
-    }
-}
-
 /// The best hit so far: key `t`, with its barycentrics.
 type Best<'a> = super::best::Best<'a, (f32, f32)>;
 
@@ -279,13 +269,14 @@ impl Scene {
 
     #[inline(always)]
     fn trace<M: Mode, const PATH: u8>(&self, ray: &Ray) -> Best<'_> {
-        let backend = path_backend(PATH);
+        // The scalar path's planes go through the scalar kernel, like its primitives.
+        let scalar = PATH == PATH_SCALAR;
         let mut best = Best::with_filter(ray.t_max, (0.0, 0.0), self.mask_filter(ray.mask));
         if !ray.is_valid() {
             return best;
         }
         if M::ANY {
-            self.planes_closest(ray, &mut best, backend == Backend::Scalar);
+            self.planes_closest(ray, &mut best, scalar);
             if best.found() {
                 return best;
             }
@@ -306,7 +297,7 @@ impl Scene {
             _ => self.trace_kinds::<F32x8, Node8, M>(ray, &mut best),
         }
         if !M::ANY {
-            self.planes_closest(ray, &mut best, backend == Backend::Scalar);
+            self.planes_closest(ray, &mut best, scalar);
         }
         best
     }
