@@ -278,6 +278,62 @@ impl HitSoa {
     }
 }
 
+/// Up to [`HitStage::LEN`] hit records in columns small enough to stay in the L1 cache (9.5
+/// KB), filled one by one and then written to a [`HitChunk`] at once
+/// ([`HitChunk::write_staged`]).
+pub(crate) struct HitStage {
+    t: [f32; Self::ROW],
+    geom: [u32; Self::ROW],
+    prim: [u32; Self::ROW],
+    u: [f32; Self::ROW],
+    v: [f32; Self::ROW],
+    nx: [f32; Self::ROW],
+    ny: [f32; Self::ROW],
+    nz: [f32; Self::ROW],
+    kind: [HitKind; Self::ROW],
+    inst: [u32; Self::ROW],
+}
+
+impl HitStage {
+    /// Records a stage holds.
+    pub(crate) const LEN: usize = 256;
+    /// Values per column: a line more than [`HitStage::LEN`], so that the columns do not lie
+    /// a multiple of 1 KB apart (stores 4 KB apart are taken for the same address by the
+    /// CPU's first, partial comparison of load and store addresses).
+    const ROW: usize = Self::LEN + 16;
+
+    /// A stage of miss records.
+    pub(crate) fn new() -> Self {
+        Self {
+            t: [f32::INFINITY; Self::ROW],
+            geom: [NO_ID; Self::ROW],
+            prim: [NO_ID; Self::ROW],
+            u: [0.0; Self::ROW],
+            v: [0.0; Self::ROW],
+            nx: [0.0; Self::ROW],
+            ny: [0.0; Self::ROW],
+            nz: [0.0; Self::ROW],
+            kind: [HitKind::None; Self::ROW],
+            inst: [NO_ID; Self::ROW],
+        }
+    }
+
+    /// Overwrites record `i` (panics when `i >= LEN`).
+    #[inline(always)]
+    pub(crate) fn set(&mut self, i: usize, h: &Hit) {
+        self.t[i] = h.t;
+        self.geom[i] = h.geom;
+        self.prim[i] = h.prim;
+        self.u[i] = h.u;
+        self.v[i] = h.v;
+        self.nx[i] = h.normal.x;
+        self.ny[i] = h.normal.y;
+        self.nz[i] = h.normal.z;
+        self.kind[i] = h.kind;
+        self.inst[i] = h.inst;
+    }
+}
+
 /// A mutable run of records of a [`HitSoa`], starting at record `start`.
 pub struct HitChunk<'a> {
     /// Index of the first record.
@@ -302,6 +358,21 @@ impl HitChunk<'_> {
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.t.is_empty()
+    }
+    /// Overwrites the whole run with the first `self.len()` records of `stage`, column by
+    /// column (panics when the run is longer than a stage).
+    pub(crate) fn write_staged(&mut self, stage: &HitStage) {
+        let n = self.len();
+        self.t.copy_from_slice(&stage.t[..n]);
+        self.geom.copy_from_slice(&stage.geom[..n]);
+        self.prim.copy_from_slice(&stage.prim[..n]);
+        self.u.copy_from_slice(&stage.u[..n]);
+        self.v.copy_from_slice(&stage.v[..n]);
+        self.nx.copy_from_slice(&stage.nx[..n]);
+        self.ny.copy_from_slice(&stage.ny[..n]);
+        self.nz.copy_from_slice(&stage.nz[..n]);
+        self.kind.copy_from_slice(&stage.kind[..n]);
+        self.inst.copy_from_slice(&stage.inst[..n]);
     }
     /// Overwrites record `i` of the run.
     pub fn set(&mut self, i: usize, h: &Hit) {

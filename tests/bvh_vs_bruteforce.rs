@@ -549,3 +549,44 @@ fn bunny_mesh_against_brute_force() {
     assert!(tally.hits > tally.rays / 10, "{tally:?}");
     assert!(tally.flips == 0 && tally.near_ties == 0, "backends disagree on hit/miss or ids: {tally:?}");
 }
+
+/// Batches of several rayon tasks (the last one partial) write every record of every task:
+/// each equals the single-ray query, at one and at two threads, into an output that held
+/// another batch's records before.
+#[test]
+#[cfg(feature = "cli")]
+fn batch_records_across_tasks_equal_single_queries() {
+    let mut b = SceneBuilder::new();
+    b.add_mesh_file(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/bunny.ply"))).unwrap();
+    let scene = b.build().unwrap();
+    let cam =
+        lanecast::camera::Camera::new(Vec3::new(0.0883, 0.1852, 0.2988), Vec3::new(-0.0168, 0.1102, -0.0015), 45.0)
+            .with_size(24, 24);
+    let primary = cam.rays();
+    let incoherent = lanecast::workload::incoherent(&scene.bounds(), 700, 11);
+    let rays: Vec<Ray> =
+        (0..primary.len()).map(|i| primary.ray(i)).chain((0..incoherent.len()).map(|i| incoherent.ray(i))).collect();
+    assert_eq!(rays.len(), 1276, "five tasks of 256 rays, the last one partial");
+    let soa = RaySoa::from_rays(&rays);
+    let reversed: Vec<Ray> = rays.iter().rev().copied().collect();
+    for b in BACKENDS {
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut hits = HitSoa::default();
+            pool.install(|| {
+                scene.intersect_batch_with(&RaySoa::from_rays(&reversed), &mut hits, b);
+                scene.intersect_batch_with(&soa, &mut hits, b);
+            });
+            let mut found = 0;
+            for (i, r) in rays.iter().enumerate() {
+                let single = scene.intersect_with(r, b);
+                found += usize::from(single.is_some());
+                assert!(
+                    same(&Some(hits.get(i)), &Some(single.unwrap_or(Hit::MISS))),
+                    "{b:?}, {threads} threads, ray {i}"
+                );
+            }
+            assert!(found > rays.len() / 4, "{b:?}: {found} hits");
+        }
+    }
+}
