@@ -278,7 +278,7 @@ impl HitSoa {
     }
 }
 
-/// Up to [`HitStage::LEN`] hit records in columns small enough to stay in the L1 cache (9.5
+/// Up to [`HitStage::LEN`] hit records in columns small enough to stay in the L1 cache (10
 /// KB), filled one by one and then written to a [`HitChunk`] at once
 /// ([`HitChunk::write_staged`]).
 pub(crate) struct HitStage {
