@@ -297,9 +297,11 @@ pub(crate) struct HitStage {
 impl HitStage {
     /// Records a stage holds.
     pub(crate) const LEN: usize = 256;
-    /// Values per column: a line more than [`HitStage::LEN`], so that the columns do not lie
-    /// a multiple of 1 KB apart (stores 4 KB apart are taken for the same address by the
-    /// CPU's first, partial comparison of load and store addresses).
+    /// Values per column: a line more than [`HitStage::LEN`], so that no two columns lie a
+    /// multiple of 4 KB apart (a load 4 KB away from a pending store can wait on it, the
+    /// first address check comparing only the low 12 bits). A precaution: with the columns
+    /// 1 KB apart, bunny primary batches read 4–7 % slower than before the stage, with the
+    /// skew even, one comparison each on a noisy host (ARCHITECTURE.md).
     const ROW: usize = Self::LEN + 16;
 
     /// A stage of miss records.
