@@ -279,8 +279,8 @@ impl HitSoa {
 }
 
 /// Up to [`HitStage::LEN`] hit records in columns small enough to stay in the L1 cache (10
-/// KB), filled one by one and then written to a [`HitChunk`] at once
-/// ([`HitChunk::write_staged`]).
+/// KB), filled one by one through [`HitStage::run`] and then written to a [`HitChunk`] at
+/// once ([`HitChunk::write_staged`]).
 pub(crate) struct HitStage {
     t: [f32; Self::ROW],
     geom: [u32; Self::ROW],
@@ -320,19 +320,21 @@ impl HitStage {
         }
     }
 
-    /// Overwrites record `i` (panics when `i >= LEN`).
-    #[inline(always)]
-    pub(crate) fn set(&mut self, i: usize, h: &Hit) {
-        self.t[i] = h.t;
-        self.geom[i] = h.geom;
-        self.prim[i] = h.prim;
-        self.u[i] = h.u;
-        self.v[i] = h.v;
-        self.nx[i] = h.normal.x;
-        self.ny[i] = h.normal.y;
-        self.nz[i] = h.normal.z;
-        self.kind[i] = h.kind;
-        self.inst[i] = h.inst;
+    /// The first `n` records as a run to fill with [`HitChunk::set`] (panics when `n > LEN`).
+    pub(crate) fn run(&mut self, n: usize) -> HitChunk<'_> {
+        HitChunk {
+            start: 0,
+            t: &mut self.t[..n],
+            geom: &mut self.geom[..n],
+            prim: &mut self.prim[..n],
+            u: &mut self.u[..n],
+            v: &mut self.v[..n],
+            nx: &mut self.nx[..n],
+            ny: &mut self.ny[..n],
+            nz: &mut self.nz[..n],
+            kind: &mut self.kind[..n],
+            inst: &mut self.inst[..n],
+        }
     }
 }
 

@@ -524,19 +524,24 @@ fn bad_shapes_are_typed_errors() {
     assert_eq!((s.stats().degenerate, s.stats().triangles), (1, 0));
 }
 
+/// The shipped bunny mesh as a scene, and its camera's 24 × 24 primary rays.
+#[cfg(feature = "cli")]
+fn bunny_and_camera_rays() -> (Scene, RaySoa) {
+    let mut b = SceneBuilder::new();
+    b.add_mesh_file(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/bunny.ply"))).unwrap();
+    let cam =
+        lanecast::camera::Camera::new(Vec3::new(0.0883, 0.1852, 0.2988), Vec3::new(-0.0168, 0.1102, -0.0015), 45.0)
+            .with_size(24, 24);
+    (b.build().unwrap(), cam.rays())
+}
+
 /// The shipped bunny mesh: sampled camera and incoherent rays, every backend against brute
 /// force with its own kernels (exactly) and against the scalar reference.
 #[test]
 #[cfg(feature = "cli")]
 fn bunny_mesh_against_brute_force() {
-    let mut b = SceneBuilder::new();
-    b.add_mesh_file(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/bunny.ply"))).unwrap();
-    let scene = b.build().unwrap();
+    let (scene, primary) = bunny_and_camera_rays();
     scene.validate().unwrap();
-    let cam =
-        lanecast::camera::Camera::new(Vec3::new(0.0883, 0.1852, 0.2988), Vec3::new(-0.0168, 0.1102, -0.0015), 45.0)
-            .with_size(24, 24);
-    let primary = cam.rays();
     let n = if cfg!(debug_assertions) { 20 } else { 200 };
     let incoherent = lanecast::workload::incoherent(&scene.bounds(), n, 5);
     let rays: Vec<Ray> = (0..primary.len()).map(|i| primary.ray(i)).chain((0..n).map(|i| incoherent.ray(i))).collect();
@@ -556,13 +561,7 @@ fn bunny_mesh_against_brute_force() {
 #[test]
 #[cfg(feature = "cli")]
 fn batch_records_across_tasks_equal_single_queries() {
-    let mut b = SceneBuilder::new();
-    b.add_mesh_file(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/bunny.ply"))).unwrap();
-    let scene = b.build().unwrap();
-    let cam =
-        lanecast::camera::Camera::new(Vec3::new(0.0883, 0.1852, 0.2988), Vec3::new(-0.0168, 0.1102, -0.0015), 45.0)
-            .with_size(24, 24);
-    let primary = cam.rays();
+    let (scene, primary) = bunny_and_camera_rays();
     let incoherent = lanecast::workload::incoherent(&scene.bounds(), 700, 11);
     let rays: Vec<Ray> =
         (0..primary.len()).map(|i| primary.ray(i)).chain((0..incoherent.len()).map(|i| incoherent.ray(i))).collect();

@@ -789,14 +789,15 @@ impl Scene {
         // the bunny took 1.17× the time of the same queries whose records were only read.
         batch_tasks(out.chunks_mut(BATCH_CHUNK).into_par_iter()).for_each(|mut chunk| {
             let mut stage = HitStage::new();
+            let mut staged = stage.run(chunk.len());
             for i in 0..chunk.len() {
                 rays.prefetch_ahead(chunk.start + i);
                 let ray = rays.ray(chunk.start + i);
                 // Each arm writes its record (through `unwrap_or`, the chosen `Hit` was
                 // copied through memory first: batches 2-3 % slower).
                 match self.intersect_with(&ray, backend) {
-                    Some(h) => stage.set(i, &h),
-                    None => stage.set(i, &Hit::MISS),
+                    Some(h) => staged.set(i, &h),
+                    None => staged.set(i, &Hit::MISS),
                 }
             }
             chunk.write_staged(&stage);
