@@ -888,11 +888,11 @@ pub(super) fn batch_tasks<I: IndexedParallelIterator>(runs: I) -> rayon::iter::M
     runs.with_max_len(1)
 }
 
-/// Caller-owned scratch for packet queries (the traversal stack, 8 KB on the heap). Keep one
-/// per thread and reuse it.
+/// Caller-owned scratch for packet queries (the packet traversal's stack, 68 KB on the
+/// heap). Keep one per thread and reuse it.
 #[derive(Debug, Default)]
 pub struct PacketScratch {
-    stack: Box<TraversalStack>,
+    stack: traverse::PacketStack,
 }
 
 impl Clone for PacketScratch {

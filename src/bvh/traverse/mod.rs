@@ -201,6 +201,70 @@ impl TraversalStack {
     }
 }
 
+/// Most lanes a packet traversal takes ([`packet_wide`]; a [`PacketStack`] keeps this many
+/// entry times per entry).
+pub const MAX_PACKET_LANES: usize = 16;
+
+/// A caller-owned stack for packet traversals ([`packet_wide`]): each entry a child, the
+/// lanes whose rays enter it and every lane's entry time, so that a pop can drop the lanes
+/// whose best hit has since come nearer than their entry, as the single-ray pop does with its
+/// one entry time. Allocated once (72 KB on the heap, for up to [`STACK_ENTRIES`] entries of
+/// [`MAX_PACKET_LANES`] lanes); keep one per thread.
+pub struct PacketStack {
+    children: Box<[(u32, u32)]>,
+    times: Box<[f32]>,
+    len: usize,
+}
+
+impl Default for PacketStack {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl core::fmt::Debug for PacketStack {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PacketStack").field("len", &self.len).finish()
+    }
+}
+
+impl PacketStack {
+    /// An empty stack.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            children: vec![(0, 0); STACK_ENTRIES].into_boxed_slice(),
+            times: vec![0.0; STACK_ENTRIES * MAX_PACKET_LANES].into_boxed_slice(),
+            len: 0,
+        }
+    }
+    /// Pushes `child`, entered by the rays of `lanes` (bit `i` for lane `i`) at times `t`.
+    ///
+    /// # Panics
+    /// When full, which a tree that [`fits_stack`] never makes it.
+    #[inline(always)]
+    fn push<L: Lanes>(&mut self, child: u32, lanes: u32, t: L) {
+        const { assert!(L::N <= MAX_PACKET_LANES, "packets of at most 16 lanes") };
+        assert!(self.len < STACK_ENTRIES, "traversal stack overflow");
+        self.children[self.len] = (child, lanes);
+        let at = self.len * MAX_PACKET_LANES;
+        t.store(&mut self.times[at..at + L::N]);
+        self.len += 1;
+    }
+    #[inline(always)]
+    fn pop<L: Lanes>(&mut self) -> Option<((u32, u32), L)> {
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        let at = self.len * MAX_PACKET_LANES;
+        Some((self.children[self.len], L::load(&self.times[at..at + L::N])))
+    }
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
 /// Prefetches wide child `r` of node `here`: the child's node, or, for a leaf, the current
 /// node again (cached; this saves a branch on the kind). A node of up to 256 bytes is
 /// prefetched as 4 lines (a 32-byte aligned 8-wide node spans at most 4), a larger one as
@@ -490,13 +554,15 @@ pub fn ray_binary<M: Mode>(
 /// `N` rays through a 4- or 8-wide tree: every child box of a visited node is tested
 /// against all the rays still active (a lane is active while it is in `rays.active()` and
 /// not finished by the action); children hit by any ray are visited, nearest first along
-/// the first active ray. Each leaf is handed the lanes whose rays enter its box. Returns the
+/// the first active ray. A child is visited with the lanes whose rays enter its box and
+/// whose best hit (`action.t_max()`, up to [`slab::cull_bound`]) is not nearer than that
+/// entry, and not at all when no lane is left; each leaf is handed those lanes. Returns the
 /// lanes the action finished.
 pub fn packet_wide<L: Lanes, N: WideNode>(
     bvh: &WideBvh<N>,
     rays: &RayPacket<L>,
     action: &mut impl PacketLeafAction<L>,
-    stack: &mut TraversalStack,
+    stack: &mut PacketStack,
 ) -> L::Mask {
     const { assert!(N::WIDTH <= 8, "packets traverse trees of up to 8 children per node") };
     let start = rays.active().bitmask();
@@ -520,16 +586,17 @@ fn packet_walk<L: Lanes, N: WideNode, const OCTANT: bool>(
     neg: [bool; 3],
     start: u32,
     action: &mut impl PacketLeafAction<L>,
-    stack: &mut TraversalStack,
+    stack: &mut PacketStack,
 ) -> L::Mask {
     let mut live = start;
-    // Entries hold the lanes that entered the child (as bits in `t`): a child is visited
-    // with those only.
-    let mut cur = StackEntry { child: bvh.root, t: f32::from_bits(live) };
+    // A child comes with the lanes that enter it and their entry times: it is visited with
+    // those of them that are live and whose best hit is not nearer than their entry.
+    let mut cur = ((bvh.root, live), L::splat(f32::NEG_INFINITY));
     loop {
-        let lanes = cur.t.to_bits() & live;
+        let ((child, entered), t_enter) = cur;
+        let lanes = entered & live & t_enter.le_bits(slab::cull_bound_lanes(action.t_max()));
         if lanes != 0 {
-            match Child::decode(cur.child) {
+            match Child::decode(child) {
                 Child::Node(idx) => {
                     let node = &bvh.nodes[idx as usize];
                     let [mnx, mny, mnz, mxx, mxy, mxz] = node.columns();
@@ -539,9 +606,11 @@ fn packet_walk<L: Lanes, N: WideNode, const OCTANT: bool>(
                     let (nz, fz) = order(neg[2], mnz, mxz);
                     let lead = lanes.trailing_zeros() as usize;
                     let t_max = action.t_max();
-                    // (child, lanes, entry time of the first active ray), at most 8, kept
-                    // sorted farthest first (insertion: few entries).
-                    let mut hits = [(0u32, 0u32, 0f32); 8];
+                    // (child, lanes, entry time of the first active ray, index of the lanes'
+                    // entry times in `times`), at most 8, kept sorted farthest first
+                    // (insertion: few entries).
+                    let mut hits = [(0u32, 0u32, 0f32, 0usize); 8];
+                    let mut times = [L::splat(0.0); 8];
                     let mut k = 0;
                     for (i, &c) in node.children().iter().enumerate() {
                         if c == EMPTY_CHILD {
@@ -554,22 +623,23 @@ fn packet_walk<L: Lanes, N: WideNode, const OCTANT: bool>(
                         let m = hit.bitmask() & lanes;
                         if m != 0 {
                             let key = if m >> lead & 1 != 0 { tn.lane(lead) } else { f32::INFINITY };
+                            times[k] = tn;
                             let mut j = k;
                             while j > 0 && hits[j - 1].2.total_cmp(&key).is_lt() {
                                 hits[j] = hits[j - 1];
                                 j -= 1;
                             }
-                            hits[j] = (c, m, key);
+                            hits[j] = (c, m, key, k);
                             k += 1;
                         }
                     }
                     if k > 0 {
                         // Farthest first onto the stack, the nearest visited next.
-                        for &(c, m, _) in &hits[..k - 1] {
-                            stack.push(StackEntry { child: c, t: f32::from_bits(m) });
+                        for &(c, m, _, at) in &hits[..k - 1] {
+                            stack.push(c, m, times[at]);
                         }
-                        let (c, m, _) = hits[k - 1];
-                        cur = StackEntry { child: c, t: f32::from_bits(m) };
+                        let (c, m, _, at) = hits[k - 1];
+                        cur = ((c, m), times[at]);
                         continue;
                     }
                 }
@@ -678,6 +748,57 @@ mod tests {
         }
     }
 
+    /// Records the leaves a packet visits and, as a closest-hit query would, ends each lane's
+    /// interval at the first leaf it reaches (at the leaf's centre, `x = 10 i`, for rays
+    /// along +x from `x = origin_x`).
+    struct PacketVisits {
+        origin_x: F32x8,
+        t_max: F32x8,
+        leaves: Vec<(u32, u32)>,
+    }
+
+    impl PacketLeafAction<F32x8> for PacketVisits {
+        fn t_max(&self) -> F32x8 {
+            self.t_max
+        }
+        fn leaf(&mut self, first: u32, _count: u32, active: <F32x8 as Lanes>::Mask) -> <F32x8 as Lanes>::Mask {
+            self.leaves.push((first, active.bitmask()));
+            let at = F32x8::splat(10.0 * first as f32) - self.origin_x;
+            self.t_max = <F32x8 as Lanes>::select(active, Lanes::min(at, self.t_max), self.t_max);
+            <F32x8 as Lanes>::Mask::splat(false)
+        }
+    }
+
+    #[test]
+    fn a_packet_pop_drops_the_lanes_whose_hit_is_nearer_than_their_entry() {
+        // Four unit boxes along x, all entered by every ray: the nearest is visited first and
+        // ends the lanes' intervals, so the three pending boxes are popped with no lane left
+        // (visited anyway, the test would see four leaves). Lanes 0..4 start before box 0,
+        // lanes 4..8 just past it (they enter box 1 first and end there), in one octant.
+        let bvh = row_of_leaves::<Node8>(&[0, 1, 2, 3]);
+        let rays: [Ray; 8] =
+            std::array::from_fn(|i| Ray::new(Vec3::new(if i < 4 { -5.0 } else { 6.0 }, 0.01 * i as f32, 0.0), Vec3::X));
+        let packet = RayPacket::<F32x8>::from_rays(&rays).unwrap();
+        let origin_x = F32x8::load(&rays.map(|r| r.origin.x));
+        let mut action = PacketVisits { origin_x, t_max: F32x8::splat(f32::INFINITY), leaves: Vec::new() };
+        let mut stack = super::PacketStack::new();
+        packet_wide(&bvh, &packet, &mut action, &mut stack);
+        assert_eq!(action.leaves, [(0, 0x0f), (1, 0xf0)]);
+        // Without a best hit, every box is visited by the lanes that enter it, nearest first.
+        let mut all = PacketVisits { origin_x, t_max: F32x8::splat(f32::INFINITY), leaves: Vec::new() };
+        struct Keep<'a>(&'a mut PacketVisits);
+        impl PacketLeafAction<F32x8> for Keep<'_> {
+            fn t_max(&self) -> F32x8 {
+                F32x8::splat(f32::INFINITY)
+            }
+            fn leaf(&mut self, first: u32, count: u32, active: <F32x8 as Lanes>::Mask) -> <F32x8 as Lanes>::Mask {
+                self.0.leaf(first, count, active)
+            }
+        }
+        packet_wide(&bvh, &packet, &mut Keep(&mut all), &mut stack);
+        assert_eq!(all.leaves, [(0, 0x0f), (1, 0xff), (2, 0xff), (3, 0xff)]);
+    }
+
     #[test]
     fn packets_find_the_nearest_sphere_in_one_octant_and_in_mixed_ones() {
         // Both box tests of the packet walk (near and far planes picked per node for rays of
@@ -686,7 +807,7 @@ mod tests {
         let spheres: Vec<Sphere> = (0..500).map(|_| Sphere::new(rng.vec3(-10.0, 10.0), rng.range(0.05, 0.6))).collect();
         let boxes: Vec<_> = spheres.iter().map(Sphere::aabb).collect();
         let trees = build_trees(&boxes, &BuildOptions::default()).unwrap();
-        let mut stack = TraversalStack::new();
+        let mut stack = super::PacketStack::new();
         let (mut hits, mut packets) = (0, [0; 2]);
         for case in 0..400 {
             let one_octant = case % 2 == 0;

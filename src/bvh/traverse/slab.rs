@@ -53,6 +53,13 @@ pub fn cull_bound(t: f32) -> f32 {
     t + t.abs() * (2.0 * TRAVERSAL_SLACK)
 }
 
+/// [`cull_bound`] in every lane (the same operations): what a packet traversal compares
+/// its lanes' stored entry times with.
+#[inline(always)]
+pub fn cull_bound_lanes<L: Lanes>(t: L) -> L {
+    t + t.abs() * L::splat(2.0 * TRAVERSAL_SLACK)
+}
+
 /// One ray set up for traversal slab tests against many boxes (a wide node's children):
 /// broadcast origin, `1/d` for the near planes and `1/d ·` [`FAR_SCALE`] for the far ones,
 /// which plane is near on each axis (from the sign of `1/d`), and whether the interval
