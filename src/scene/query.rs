@@ -888,7 +888,7 @@ pub(super) fn batch_tasks<I: IndexedParallelIterator>(runs: I) -> rayon::iter::M
     runs.with_max_len(1)
 }
 
-/// Caller-owned scratch for packet queries (the packet traversal's stack, 68 KB on the
+/// Caller-owned scratch for packet queries (the packet traversal's stack, 40 KB on the
 /// heap). Keep one per thread and reuse it.
 #[derive(Debug, Default)]
 pub struct PacketScratch {
@@ -967,6 +967,10 @@ fn packet_trace<'a, L: Lanes, N: WideNode, P: Traceable, M: Mode>(
 where
     KindBvh<P>: WideTrees<N>,
 {
+    // A kind with nothing in it needs no set-up (the leaves' sheared rays, the lanes' bests).
+    if kb.is_empty() {
+        return 0;
+    }
     let leaf = LeafPacket { rays: ShearedLanes::new(rays), test };
     let mut init = [f32::INFINITY; 8];
     for (t, b) in init.iter_mut().zip(best.iter()).take(L::N) {

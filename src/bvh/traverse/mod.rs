@@ -67,7 +67,7 @@ pub use child_order::StackEntry;
 pub use slab::{PacketRay, TraversalRay};
 
 use super::node::{Child, EMPTY_CHILD, LEAF_BIT, MAX_WIDTH, Node2, WideBvh, WideNode};
-use crate::lanes::{Lanes, Mask, prefetch};
+use crate::lanes::{Lanes, MAX_PACKET_LANES, Mask, prefetch};
 use crate::ray::{Ray, RayPacket};
 use crate::vec3x::Vec3x;
 use glam::Vec3;
@@ -201,14 +201,10 @@ impl TraversalStack {
     }
 }
 
-/// Most lanes a packet traversal takes ([`packet_wide`]; a [`PacketStack`] keeps this many
-/// entry times per entry).
-pub const MAX_PACKET_LANES: usize = 16;
-
 /// A caller-owned stack for packet traversals ([`packet_wide`]): each entry a child, the
 /// lanes whose rays enter it and every lane's entry time, so that a pop can drop the lanes
 /// whose best hit has since come nearer than their entry, as the single-ray pop does with its
-/// one entry time. Allocated once (72 KB on the heap, for up to [`STACK_ENTRIES`] entries of
+/// one entry time. Allocated once (40 KB on the heap: [`STACK_ENTRIES`] entries of up to
 /// [`MAX_PACKET_LANES`] lanes); keep one per thread.
 pub struct PacketStack {
     children: Box<[(u32, u32)]>,
@@ -244,7 +240,7 @@ impl PacketStack {
     /// When full, which a tree that [`fits_stack`] never makes it.
     #[inline(always)]
     fn push<L: Lanes>(&mut self, child: u32, lanes: u32, t: L) {
-        const { assert!(L::N <= MAX_PACKET_LANES, "packets of at most 16 lanes") };
+        const { assert!(L::N <= MAX_PACKET_LANES, "packets of at most 8 lanes") };
         assert!(self.len < STACK_ENTRIES, "traversal stack overflow");
         self.children[self.len] = (child, lanes);
         let at = self.len * MAX_PACKET_LANES;
@@ -557,7 +553,8 @@ pub fn ray_binary<M: Mode>(
 /// the first active ray. A child is visited with the lanes whose rays enter its box and
 /// whose best hit (`action.t_max()`, up to [`slab::cull_bound`]) is not nearer than that
 /// entry, and not at all when no lane is left; each leaf is handed those lanes. Returns the
-/// lanes the action finished.
+/// lanes the action finished. Packets of up to [`MAX_PACKET_LANES`] lanes (checked at compile
+/// time).
 pub fn packet_wide<L: Lanes, N: WideNode>(
     bvh: &WideBvh<N>,
     rays: &RayPacket<L>,
