@@ -354,9 +354,11 @@ fn check_packets_and_batches(w: &Built, rays: &[Ray]) {
             kind: lanecast::HitKind::Sphere,
             inst: 77,
         };
-        for chunk in rays.chunks(L::N) {
-            // Lane 1 is left out of the mask: it must come back untouched.
-            let pk = RayPacket::<L>::from_rays(chunk).unwrap().with_mask(L::Mask::from_bitmask(!0b10));
+        // Every lane requested (a full packet starts from misses written whole), and lane 1
+        // left out of the mask: it must come back untouched.
+        for (chunk, skip_1) in rays.chunks(L::N).flat_map(|c| [(c, false), (c, true)]) {
+            let mask = if skip_1 { L::Mask::from_bitmask(!0b10) } else { L::Mask::splat(true) };
+            let pk = RayPacket::<L>::from_rays(chunk).unwrap().with_mask(mask);
             let mut out = HitPacket::<L>::default();
             for i in 0..L::N {
                 out.set_lane(i, &sentinel);
@@ -365,7 +367,7 @@ fn check_packets_and_batches(w: &Built, rays: &[Ray]) {
             let occluded = s.occluded_packet_with(&pk, scratch, b).bitmask();
             for i in 0..L::N {
                 let got = out.lane(i);
-                if i >= chunk.len() || (i == 1 && L::N > 1) {
+                if i >= chunk.len() || (skip_1 && i == 1 && L::N > 1) {
                     assert_eq!(got, sentinel, "{} {b:?}: unrequested lane {i} written", L::NAME);
                     assert_eq!(occluded >> i & 1, 0, "{} {b:?}: unrequested lane {i} occluded", L::NAME);
                     continue;

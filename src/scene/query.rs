@@ -570,9 +570,20 @@ impl Scene {
         }
         // Written lane by lane in place (`HitPacket::set_lane`), so lanes that were not requested keep
         // their values. (Gathered in arrays and stored as vectors at the end, the first
-        // vector load waited on the lanes' narrow stores.)
+        // vector load waited on the lanes' narrow stores.) A packet whose every lane is
+        // requested starts as misses written whole (a few vector stores), and only its hits
+        // are written lane by lane.
         let active = rays.active();
         let one = backend.resolve();
+        let full = requested == u32::MAX >> (32 - L::N);
+        if full {
+            *out = HitPacket::default();
+        }
+        let mut write = |i: usize, h: Option<Hit>| match h {
+            Some(h) => out.set_lane(i, &h),
+            None if !full => out.set_lane(i, &Hit::MISS),
+            None => {}
+        };
         if one == Backend::Scalar || !active.any() || !same_octant(rays, active) {
             // The scalar backend, and rays that do not share a direction octant in the wide
             // ones: one at a time through the backend's tree (a packet whose lanes go
@@ -584,7 +595,7 @@ impl Scene {
             while bits != 0 {
                 let i = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                out.set_lane(i, &self.intersect_with(&cols.ray(i), one).unwrap_or(Hit::MISS));
+                write(i, self.intersect_with(&cols.ray(i), one));
             }
         } else {
             let cols = rays.columns();
@@ -630,7 +641,7 @@ impl Scene {
                     let ray = cols.ray(i);
                     self.inst.closest(&ray, backend, self.finish(&ray, b))
                 };
-                out.set_lane(i, &h.unwrap_or(Hit::MISS));
+                write(i, h);
             }
         }
     }
