@@ -745,11 +745,12 @@ mod tests {
         }
     }
 
-    /// Records the leaves a packet visits and, as a closest-hit query would, ends each lane's
-    /// interval at the first leaf it reaches (at the leaf's centre, `x = 10 i`, for rays
-    /// along +x from `x = origin_x`).
+    /// Records the leaves a packet visits and, with `shrink`, as a closest-hit query would,
+    /// ends each lane's interval at the first leaf it reaches (at the leaf's centre,
+    /// `x = 10 i`, for rays along +x from `x = origin_x`).
     struct PacketVisits {
         origin_x: F32x8,
+        shrink: bool,
         t_max: F32x8,
         leaves: Vec<(u32, u32)>,
     }
@@ -760,6 +761,9 @@ mod tests {
         }
         fn leaf(&mut self, first: u32, _count: u32, active: <F32x8 as Lanes>::Mask) -> <F32x8 as Lanes>::Mask {
             self.leaves.push((first, active.bitmask()));
+            if !self.shrink {
+                return <F32x8 as Lanes>::Mask::splat(false);
+            }
             let at = F32x8::splat(10.0 * first as f32) - self.origin_x;
             self.t_max = <F32x8 as Lanes>::select(active, Lanes::min(at, self.t_max), self.t_max);
             <F32x8 as Lanes>::Mask::splat(false)
@@ -777,23 +781,15 @@ mod tests {
             std::array::from_fn(|i| Ray::new(Vec3::new(if i < 4 { -5.0 } else { 6.0 }, 0.01 * i as f32, 0.0), Vec3::X));
         let packet = RayPacket::<F32x8>::from_rays(&rays).unwrap();
         let origin_x = F32x8::load(&rays.map(|r| r.origin.x));
-        let mut action = PacketVisits { origin_x, t_max: F32x8::splat(f32::INFINITY), leaves: Vec::new() };
         let mut stack = super::PacketStack::new();
-        packet_wide(&bvh, &packet, &mut action, &mut stack);
-        assert_eq!(action.leaves, [(0, 0x0f), (1, 0xf0)]);
+        let visits = |shrink: bool, stack: &mut super::PacketStack| {
+            let mut action = PacketVisits { origin_x, shrink, t_max: F32x8::splat(f32::INFINITY), leaves: Vec::new() };
+            packet_wide(&bvh, &packet, &mut action, stack);
+            action.leaves
+        };
+        assert_eq!(visits(true, &mut stack), [(0, 0x0f), (1, 0xf0)]);
         // Without a best hit, every box is visited by the lanes that enter it, nearest first.
-        let mut all = PacketVisits { origin_x, t_max: F32x8::splat(f32::INFINITY), leaves: Vec::new() };
-        struct Keep<'a>(&'a mut PacketVisits);
-        impl PacketLeafAction<F32x8> for Keep<'_> {
-            fn t_max(&self) -> F32x8 {
-                F32x8::splat(f32::INFINITY)
-            }
-            fn leaf(&mut self, first: u32, count: u32, active: <F32x8 as Lanes>::Mask) -> <F32x8 as Lanes>::Mask {
-                self.0.leaf(first, count, active)
-            }
-        }
-        packet_wide(&bvh, &packet, &mut Keep(&mut all), &mut stack);
-        assert_eq!(all.leaves, [(0, 0x0f), (1, 0xff), (2, 0xff), (3, 0xff)]);
+        assert_eq!(visits(false, &mut stack), [(0, 0x0f), (1, 0xff), (2, 0xff), (3, 0xff)]);
     }
 
     #[test]
