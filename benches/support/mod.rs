@@ -58,11 +58,24 @@ pub fn record(key: &Key, secs_per_iter: f64) {
 
 /// Median seconds per iteration recorded for `(group, function)`.
 pub fn median(group: &str, function: &str) -> Option<f64> {
+    quantile(group, function, 0.5)
+}
+
+/// How many values were recorded for `(group, function)`.
+pub fn count(group: &str, function: &str) -> usize {
+    TIMES.lock().unwrap().iter().find(|((g, f), _)| g == group && f == function).map_or(0, |(_, v)| v.len())
+}
+
+/// The `q` quantile (0 to 1, linear between the two nearest values) of what was recorded for
+/// `(group, function)`.
+pub fn quantile(group: &str, function: &str, q: f64) -> Option<f64> {
     let t = TIMES.lock().unwrap();
     let (_, v) = t.iter().find(|((g, f), _)| g == group && f == function)?;
     let mut v = v.clone();
     v.sort_by(f64::total_cmp);
-    Some(if v.len() % 2 == 1 { v[v.len() / 2] } else { 0.5 * (v[v.len() / 2 - 1] + v[v.len() / 2]) })
+    let x = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let (i, frac) = (x.floor() as usize, x.fract());
+    Some(if frac == 0.0 { v[i] } else { v[i] + frac * (v[i + 1] - v[i]) })
 }
 
 /// Times `f` (one call = one iteration) and records each sample's time per iteration.

@@ -87,6 +87,8 @@ const SETS: [&str; 3] = ["primary", "incoherent", "los"];
 
 #[path = "../../support/mod.rs"]
 mod support;
+#[cfg(feature = "embree")]
+use support::quantile;
 use support::{criterion, median, one_thread, record, scenes, timed};
 
 /// Times `routine(setup())` per iteration, leaving `setup` (input copies) out of the time.
@@ -238,6 +240,37 @@ fn embree_packets(em: &Embree, set: &str, rays: &RaySoa) -> usize {
     }
     black_box(sum);
     n
+}
+
+/// Times lanecast (`ours`) and Embree (`theirs`) in turns: each iteration is one round of
+/// four passes over the set, ours, theirs, theirs, ours (so that a drift of the host's speed
+/// within a round weighs on both alike), and records the round's speed ratio, ours over
+/// theirs (their two passes' time over ours), under `(group, function)` for the closing
+/// table. Criterion's own figure for the function is the round's total time.
+#[cfg(feature = "embree")]
+fn in_turns(
+    b: &mut Bencher,
+    group: &str,
+    function: &str,
+    mut ours: impl FnMut() -> usize,
+    mut theirs: impl FnMut() -> usize,
+) {
+    let key = (group.to_string(), function.to_string());
+    let time = |f: &mut dyn FnMut() -> usize| {
+        let start = Instant::now();
+        black_box(f());
+        start.elapsed()
+    };
+    b.iter_custom(|iters| {
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            let (a1, b1) = (time(&mut ours), time(&mut theirs));
+            let (b2, a2) = (time(&mut theirs), time(&mut ours));
+            record(&key, (b1 + b2).as_secs_f64() / (a1 + a2).as_secs_f64());
+            total += a1 + b1 + b2 + a2;
+        }
+        total
+    });
 }
 
 /// One library's answers to a set: `t` of the closest hit (`+inf` on a miss) or, for `los`,
@@ -423,6 +456,24 @@ fn bench_scene(
                 timed(b, &gname, "embree_robust", || embree_packets(&em_robust, set, rays))
             });
             g.finish();
+
+            // lanecast against Embree's defaults in turns, single rays and packets.
+            let gname = format!("peers_{name}_{set}_in_turns");
+            let mut g = c.benchmark_group(&gname);
+            g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(4 * rays.len() as u64));
+            g.bench_function("single", |b| {
+                in_turns(b, &gname, "single", || run(&lc, set, rays), || run(&em, set, rays))
+            });
+            g.bench_function("packet8", |b| {
+                in_turns(
+                    b,
+                    &gname,
+                    "packet8",
+                    || lanecast_packets(&lc, set, rays, &mut scratch),
+                    || embree_packets(&em, set, rays),
+                )
+            });
+            g.finish();
         }
     }
     // Thread scaling: the same sets as batches on one and on two threads.
@@ -589,6 +640,25 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
                     continue;
                 }
                 let _ = writeln!(out, "| {scene} | {set} | {l:.2} | {e:.2} | {r:.2} | {:.2}× | {:.2}× |", l / e, l / r);
+            }
+        }
+        out.push_str("\n## lanecast / Embree (defaults) timed in turns, 1 thread: speed ratio per round (ours, theirs, theirs, ours), median [quartiles] (rounds)\n\n");
+        out.push_str("| scene | set | single rays (rtcIntersect1 / rtcOccluded1) | 8-ray packets (rtcIntersect8 / rtcOccluded8) |\n|---|---|---:|---:|\n");
+        for (scene, _) in scenes {
+            for set in SETS {
+                let g = format!("peers_{scene}_{set}_in_turns");
+                let cell = |f: &str| {
+                    let q = |p: f64| quantile(&g, f, p);
+                    match (q(0.25), q(0.5), q(0.75), support::count(&g, f)) {
+                        (Some(lo), Some(m), Some(hi), n) => format!("{m:.3}× [{lo:.3}, {hi:.3}] ({n})"),
+                        _ => "–".into(),
+                    }
+                };
+                let (single, packet) = (cell("single"), cell("packet8"));
+                if single == "–" && packet == "–" {
+                    continue;
+                }
+                let _ = writeln!(out, "| {scene} | {set} | {single} | {packet} |");
             }
         }
         out.push_str("\n## Build with Embree, ms (median of samples)\n\n");
