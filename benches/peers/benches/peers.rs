@@ -14,7 +14,12 @@
 //! time 8-ray packets (lanecast `intersect_packet` / `occluded_packet` with `Backend::Auto`, the
 //! set's rays taken 8 at a time in order; Embree `rtcIntersect8` / `rtcOccluded8` on the same
 //! rays, both modes; every field of every closest hit is read on both sides, as in the
-//! single-ray groups); and the build groups time Embree's build (`rtcCommitScene` at the
+//! single-ray groups); groups `peers_<scene>_<set>_in_turns` time lanecast against Embree's
+//! defaults in turns, `single` (the single-ray loops) and `packet8` (the packet loops): each
+//! iteration is a round of four passes over the set (lanecast, Embree, Embree, lanecast), and
+//! the closing table gives the median and quartiles of the rounds' speed ratios, which a
+//! host whose speed drifts between criterion's groups moves far less than the ratio of two
+//! groups' medians; and the build groups time Embree's build (`rtcCommitScene` at the
 //! default medium quality, device `threads=1` and `threads=2`) beside lanecast's at 1 and 2
 //! rayon threads. The build groups run after every scene's query groups, and the two-thread
 //! builds after all one-thread ones (Embree's TBB otherwise leaves a worker spinning on the
@@ -47,8 +52,8 @@
 //!
 //! Criterion: 10 flat samples, 1 s warm-up, 3 s measurement per function (stretched when one
 //! iteration is long). At the end a table goes to stderr: Mrays/s per (scene, set, library)
-//! from the median per-iteration time of the samples, lanecast/peer ratios, agreement, and
-//! build times.
+//! from the median per-iteration time of the samples, lanecast/peer ratios, the ratios timed
+//! in turns (with the feature `embree`), agreement, and build times.
 
 use criterion::{Bencher, Criterion, SamplingMode, Throughput};
 use lanecast::HitSoa;
