@@ -49,6 +49,9 @@
 //! quality in a one-thread rayon pool; obvhs: `build_cwbvh_from_tris` with `medium_build`
 //! plus the reorder of its triangles; parry3d: `TriMesh::new`; bvh: `Bvh::build`); input
 //! copies are made outside the timed region.
+//! With the feature `embree`, functions `in_turns` and `in_turns_2t` of those groups time
+//! lanecast's build against Embree's in turns, at one and at two threads (rounds as in the
+//! `_in_turns` query groups; the closing table gives time ratios).
 //!
 //! Criterion: 10 flat samples, 1 s warm-up, 3 s measurement per function (stretched when one
 //! iteration is long). At the end a table goes to stderr: Mrays/s per (scene, set, library)
@@ -247,30 +250,37 @@ fn embree_packets(em: &Embree, set: &str, rays: &RaySoa) -> usize {
     n
 }
 
-/// Times lanecast (`ours`) and Embree (`theirs`) in turns: each iteration is one round of
-/// four passes over the set, ours, theirs, theirs, ours (so that a drift of the host's speed
-/// within a round weighs on both alike), and records the round's speed ratio, ours over
-/// theirs (their two passes' time over ours), under `(group, function)` for the closing
-/// table. Criterion's own figure for the function is the round's total time.
+/// The time of one call of `f`; its result goes through `black_box` and is dropped after the
+/// clock stops (a built scene's memory is freed outside the time, as in [`timed_build`]).
+#[cfg(feature = "embree")]
+fn pass<T>(f: impl FnOnce() -> T) -> Duration {
+    let start = Instant::now();
+    let out = f();
+    let elapsed = start.elapsed();
+    drop(black_box(out));
+    elapsed
+}
+
+/// Times lanecast (`ours`) and Embree (`theirs`) in turns, each closure returning the time of
+/// one pass or build (see [`pass`]): each iteration is one round of four, ours, theirs,
+/// theirs, ours (so that a drift of the host's speed within a round weighs on both alike),
+/// and records the round's speed ratio, ours over theirs (their two times over ours), under
+/// `(group, function)` for the closing table. Criterion's own figure for the function is the
+/// round's total time.
 #[cfg(feature = "embree")]
 fn in_turns(
     b: &mut Bencher,
     group: &str,
     function: &str,
-    mut ours: impl FnMut() -> usize,
-    mut theirs: impl FnMut() -> usize,
+    mut ours: impl FnMut() -> Duration,
+    mut theirs: impl FnMut() -> Duration,
 ) {
     let key = (group.to_string(), function.to_string());
-    let time = |f: &mut dyn FnMut() -> usize| {
-        let start = Instant::now();
-        black_box(f());
-        start.elapsed()
-    };
     b.iter_custom(|iters| {
         let mut total = Duration::ZERO;
         for _ in 0..iters {
-            let (a1, b1) = (time(&mut ours), time(&mut theirs));
-            let (b2, a2) = (time(&mut theirs), time(&mut ours));
+            let (a1, b1) = (ours(), theirs());
+            let (b2, a2) = (theirs(), ours());
             record(&key, (b1 + b2).as_secs_f64() / (a1 + a2).as_secs_f64());
             total += a1 + b1 + b2 + a2;
         }
@@ -467,15 +477,15 @@ fn bench_scene(
             let mut g = c.benchmark_group(&gname);
             g.sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(4 * rays.len() as u64));
             g.bench_function("single", |b| {
-                in_turns(b, &gname, "single", || run(&lc, set, rays), || run(&em, set, rays))
+                in_turns(b, &gname, "single", || pass(|| run(&lc, set, rays)), || pass(|| run(&em, set, rays)))
             });
             g.bench_function("packet8", |b| {
                 in_turns(
                     b,
                     &gname,
                     "packet8",
-                    || lanecast_packets(&lc, set, rays, &mut scratch),
-                    || embree_packets(&em, set, rays),
+                    || pass(|| lanecast_packets(&lc, set, rays, &mut scratch)),
+                    || pass(|| embree_packets(&em, set, rays)),
                 )
             });
             g.finish();
@@ -551,6 +561,19 @@ fn bench_builds(c: &mut Criterion, pool: &rayon::ThreadPool, b: &Builds) {
     g.bench_function("embree", |bn| {
         timed_build(bn, &gname, "embree", || (), |_| b.em.commit(&b.mesh).expect("builds"))
     });
+    #[cfg(feature = "embree")]
+    g.bench_function("in_turns", |bn| {
+        in_turns(
+            bn,
+            &gname,
+            "in_turns",
+            || {
+                let x = b.lb.clone();
+                pass(|| pool.install(|| x.build().unwrap()))
+            },
+            || pass(|| b.em.commit(&b.mesh).expect("builds")),
+        )
+    });
     g.finish();
 }
 
@@ -571,6 +594,18 @@ fn bench_builds_2t(c: &mut Criterion, b: &Builds) {
     let em2 = Embree::build(&b.mesh, 2).unwrap_or_else(|e| panic!("Embree: {e}"));
     g.bench_function("embree_2t", |bn| {
         timed_build(bn, &gname, "embree_2t", || (), |_| em2.commit(&b.mesh).expect("builds"))
+    });
+    g.bench_function("in_turns_2t", |bn| {
+        in_turns(
+            bn,
+            &gname,
+            "in_turns_2t",
+            || {
+                let x = b.lb.clone();
+                pass(|| pool2.install(|| x.build().unwrap()))
+            },
+            || pass(|| em2.commit(&b.mesh).expect("builds")),
+        )
     });
     g.finish();
 }
@@ -677,6 +712,25 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
             }
             let _ =
                 writeln!(out, "| {scene} | {l1:.1} | {e1:.1} | {:.2} | {l2:.1} | {e2:.1} | {:.2} |", l1 / e1, l2 / e2);
+        }
+        out.push_str("\n## Build, lanecast / Embree time in turns (rounds of lanecast, Embree, Embree, lanecast): median [quartiles] (rounds)\n\n");
+        out.push_str("| scene | 1 thread | 2 threads |\n|---|---:|---:|\n");
+        for (scene, _) in scenes {
+            let g = format!("peers_build_{scene}");
+            // The rounds recorded speed ratios (Embree's time over lanecast's); the table
+            // gives time ratios, their inverses, so the quartiles swap.
+            let cell = |f: &str| {
+                let q = |p: f64| quantile(&g, f, p).map(|r| 1.0 / r);
+                match (q(0.75), q(0.5), q(0.25), support::count(&g, f)) {
+                    (Some(lo), Some(m), Some(hi), n) => format!("{m:.3}× [{lo:.3}, {hi:.3}] ({n})"),
+                    _ => "–".into(),
+                }
+            };
+            let (one, two) = (cell("in_turns"), cell("in_turns_2t"));
+            if one == "–" && two == "–" {
+                continue;
+            }
+            let _ = writeln!(out, "| {scene} | {one} | {two} |");
         }
     }
     out.push_str("\n## Threads: batch queries (lanecast intersect_batch / occluded_batch, Backend::Auto; Embree rtcIntersect1 / rtcOccluded1 over rayon chunks), Mrays/s\n\n");
