@@ -562,19 +562,24 @@ fn bench_builds(c: &mut Criterion, pool: &rayon::ThreadPool, b: &Builds) {
         timed_build(bn, &gname, "embree", || (), |_| b.em.commit(&b.mesh).expect("builds"))
     });
     #[cfg(feature = "embree")]
-    g.bench_function("in_turns", |bn| {
-        in_turns(
-            bn,
-            &gname,
-            "in_turns",
-            || {
-                let x = b.lb.clone();
-                pass(|| pool.install(|| x.build().unwrap()))
-            },
-            || pass(|| b.em.commit(&b.mesh).expect("builds")),
-        )
-    });
+    g.bench_function("in_turns", |bn| builds_in_turns(bn, &gname, "in_turns", b, pool, &b.em));
     g.finish();
+}
+
+/// lanecast's build on `pool` (its input cloned outside the clock) and Embree's on `em`,
+/// timed [`in_turns`].
+#[cfg(feature = "embree")]
+fn builds_in_turns(bn: &mut Bencher, group: &str, function: &str, b: &Builds, pool: &rayon::ThreadPool, em: &Embree) {
+    in_turns(
+        bn,
+        group,
+        function,
+        || {
+            let x = b.lb.clone();
+            pass(|| pool.install(|| x.build().unwrap()))
+        },
+        || pass(|| em.commit(&b.mesh).expect("builds")),
+    );
 }
 
 /// The two-thread builds of a scene (with the feature `embree`), in the same group name as
@@ -595,18 +600,7 @@ fn bench_builds_2t(c: &mut Criterion, b: &Builds) {
     g.bench_function("embree_2t", |bn| {
         timed_build(bn, &gname, "embree_2t", || (), |_| em2.commit(&b.mesh).expect("builds"))
     });
-    g.bench_function("in_turns_2t", |bn| {
-        in_turns(
-            bn,
-            &gname,
-            "in_turns_2t",
-            || {
-                let x = b.lb.clone();
-                pass(|| pool2.install(|| x.build().unwrap()))
-            },
-            || pass(|| em2.commit(&b.mesh).expect("builds")),
-        )
-    });
+    g.bench_function("in_turns_2t", |bn| builds_in_turns(bn, &gname, "in_turns_2t", b, &pool2, &em2));
     g.finish();
 }
 
@@ -631,6 +625,20 @@ fn machine() -> String {
         lanecast::lanes::instruction_set(),
         lanecast::Backend::Auto.resolve().name()
     )
+}
+
+/// One cell of an in-turns table: the median [quartiles] (rounds) of the speed ratios
+/// recorded for `(group, function)` by [`in_turns`], or with `as_time` their inverses, time
+/// ratios (whose quartiles swap); "–" when nothing was recorded.
+#[cfg(feature = "embree")]
+fn turns_cell(group: &str, function: &str, as_time: bool) -> String {
+    let q = |p: f64| {
+        quantile(group, function, if as_time { 1.0 - p } else { p }).map(|r| if as_time { 1.0 / r } else { r })
+    };
+    match (q(0.25), q(0.5), q(0.75)) {
+        (Some(lo), Some(m), Some(hi)) => format!("{m:.3}× [{lo:.3}, {hi:.3}] ({})", support::count(group, function)),
+        _ => "–".into(),
+    }
 }
 
 fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
@@ -687,14 +695,7 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
         for (scene, _) in scenes {
             for set in SETS {
                 let g = format!("peers_{scene}_{set}_in_turns");
-                let cell = |f: &str| {
-                    let q = |p: f64| quantile(&g, f, p);
-                    match (q(0.25), q(0.5), q(0.75), support::count(&g, f)) {
-                        (Some(lo), Some(m), Some(hi), n) => format!("{m:.3}× [{lo:.3}, {hi:.3}] ({n})"),
-                        _ => "–".into(),
-                    }
-                };
-                let (single, packet) = (cell("single"), cell("packet8"));
+                let (single, packet) = (turns_cell(&g, "single", false), turns_cell(&g, "packet8", false));
                 if single == "–" && packet == "–" {
                     continue;
                 }
@@ -717,16 +718,7 @@ fn print_table(scenes: &[(&str, usize)], checks: &[Check], memory: &[Memory]) {
         out.push_str("| scene | 1 thread | 2 threads |\n|---|---:|---:|\n");
         for (scene, _) in scenes {
             let g = format!("peers_build_{scene}");
-            // The rounds recorded speed ratios (Embree's time over lanecast's); the table
-            // gives time ratios, their inverses, so the quartiles swap.
-            let cell = |f: &str| {
-                let q = |p: f64| quantile(&g, f, p).map(|r| 1.0 / r);
-                match (q(0.75), q(0.5), q(0.25), support::count(&g, f)) {
-                    (Some(lo), Some(m), Some(hi), n) => format!("{m:.3}× [{lo:.3}, {hi:.3}] ({n})"),
-                    _ => "–".into(),
-                }
-            };
-            let (one, two) = (cell("in_turns"), cell("in_turns_2t"));
+            let (one, two) = (turns_cell(&g, "in_turns", true), turns_cell(&g, "in_turns_2t", true));
             if one == "–" && two == "–" {
                 continue;
             }
