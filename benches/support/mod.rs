@@ -43,16 +43,18 @@ pub fn scenes() -> [(&'static str, &'static str, Camera); 2] {
 
 // ---------------------------------------------------------------------------------------
 // Timings kept for the closing table: per (group, function), the per-iteration time of
-// every sample criterion took (warm-up calls included; they are few next to 10 samples).
+// every sample criterion took (warm-up calls included; they are few next to 10 samples), or,
+// for the peers bench's in-turns functions, each round's speed ratio.
 
 pub type Key = (String, String);
 static TIMES: Mutex<Vec<(Key, Vec<f64>)>> = Mutex::new(Vec::new());
 
-pub fn record(key: &Key, secs_per_iter: f64) {
+/// Adds one value (seconds per iteration, or an in-turns round's ratio) under `key`.
+pub fn record(key: &Key, value: f64) {
     let mut t = TIMES.lock().unwrap();
     match t.iter_mut().find(|(k, _)| k == key) {
-        Some((_, v)) => v.push(secs_per_iter),
-        None => t.push((key.clone(), vec![secs_per_iter])),
+        Some((_, v)) => v.push(value),
+        None => t.push((key.clone(), vec![value])),
     }
 }
 
