@@ -473,7 +473,8 @@ fn check_order16(t: &[f32; 16], kids: &[u32; 16], hits: u32) {
 
 /// The 16-lane network against its scalar twin: seeded random entry times with ties, near
 /// ties, zeros of both signs, negative and special values, random hit masks, and single,
-/// paired and full masks with equal, zero and ordered times. Without AVX-512 `order16` is the
+/// paired and full masks, and masks of 4, 5, 8 and 9 hits (the limits of its 4- and 8-lane
+/// networks), with equal, zero and ordered times. Without AVX-512 `order16` is the
 /// twin itself: ignored there (the contract runs in `child_order_for_sixteen_lanes_sorts_the_hits`).
 #[test]
 #[cfg_attr(
@@ -498,8 +499,11 @@ fn child_order_avx512_network_equals_scalar_twin() {
                 check_order16(t, &kids, 1 << a | 1 << b);
             }
         }
-        check_order16(t, &kids, 0xffff);
-        check_order16(t, &kids, 0x5555);
+        // Full and half masks, and the counts on either side of the 4- and 8-lane networks'
+        // limits, in low, high and spread lanes.
+        for hits in [0xffff, 0x5555, 0x000f, 0xf000, 0x1111, 0x001f, 0x00ff, 0xff00, 0x01ff, 0xff80, 0x5557] {
+            check_order16(t, &kids, hits);
+        }
     }
 }
 

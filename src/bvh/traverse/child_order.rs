@@ -16,7 +16,9 @@
 //! target) does the same with the optimal network of five scalar compare-exchanges (a maximum
 //! and a minimum each, which compile to conditional moves). [`order_scalar`] is the twin of
 //! both, a plain sort of the keys, and the 8-lane version without AVX2. [`order`] picks the
-//! version for a node's width.
+//! version for a node's width. [`order16`] (16-wide nodes, with AVX-512F) compresses the hit
+//! keys into the low lanes and sorts them with the smallest bitonic network that holds them
+//! (4, 8 or 16 lanes); [`order_scalar16`] is its twin.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -248,10 +250,13 @@ pub fn order_scalar16(t: &[f32; 16], children: &[u32; 16], hits: u32, out: &mut 
     sort_hits(t, children, hits, key16, out)
 }
 
-/// [`order_scalar16`] for the 16 children of a 16-wide node, with an AVX-512 sorting network
-/// where the target has it (ten compare-exchange steps across one 512-bit register, the
-/// nearest by a separate minimum, as in [`order8`]). `out[..k]` and the result equal
-/// [`order_scalar16`]'s for every input.
+/// [`order_scalar16`] for the 16 children of a 16-wide node, with AVX-512 sorting networks
+/// where the target has it: the hit keys compressed into the low lanes, then three
+/// compare-exchange steps in a 128-bit register for at most 4 hits, six in a 256-bit one for
+/// at most 8, ten in a 512-bit one otherwise; the nearest by a separate minimum, as in
+/// [`order8`]. `out[..k]` and the result equal [`order_scalar16`]'s for every input
+/// (`out[k..]` is left unspecified, and only the first 4 or 8 entries are written when
+/// `k` is at most 4 or 8).
 #[inline(always)]
 pub fn order16(t: &[f32; 16], children: &[u32; 16], hits: u32, out: &mut [StackEntry; 16]) -> u32 {
     #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
@@ -270,24 +275,31 @@ pub const ORDER16_IMPL: &str =
 
 #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
 mod avx512 {
-    //! The AVX-512 network. Its functions are forced inline into the traversal: with
+    //! The AVX-512 networks. Their functions are forced inline into the traversal: with
     //! `#[target_feature]` (which may not be combined with `#[inline(always)]`) LLVM kept
     //! `order16` out of line, a call at every node with three or more hit children. The
     //! intrinsics are therefore called in `unsafe` blocks, sound because this module is
-    //! compiled only where the whole build enables AVX-512F. Memory goes through `bytemuck`
-    //! casts (no raw pointers).
+    //! compiled only where the whole build enables AVX-512F (which implies AVX2 and SSE4.1,
+    //! whose 256- and 128-bit operations the smaller networks use). Memory goes through
+    //! `bytemuck` casts (no raw pointers).
+    //!
+    //! Most nodes have few hit children, so the hit keys are first compressed into the low
+    //! lanes (`vpcompressd`) and sorted by the smallest network that holds them: 4 lanes
+    //! (three steps, 128 bits), 8 lanes (six steps, 256 bits), or all 16 (ten steps, 512
+    //! bits). On Zen 4 a 512-bit operation occupies both halves of the 256-bit units, so the
+    //! narrower networks cost a fraction of the full one.
     use super::StackEntry;
     use core::arch::x86_64::*;
 
-    /// Lanes taking the larger key at the bitonic step comparing lanes `i` and `i ^ j` within
-    /// blocks of `k` lanes; blocks alternate descending/ascending until the last stage
-    /// (`k = 16`), which sorts all lanes descending.
-    const fn takes_max(k: usize, j: usize) -> u16 {
+    /// Lanes (of `n`) taking the larger key at the bitonic step comparing lanes `i` and
+    /// `i ^ j` within blocks of `k` lanes; blocks alternate descending/ascending until the
+    /// last stage (`k = n`), which sorts all lanes descending.
+    const fn takes_max(n: usize, k: usize, j: usize) -> u16 {
         let mut mask = 0u16;
         let mut i = 0;
-        while i < 16 {
+        while i < n {
             let first = i & j == 0;
-            let descending = k == 16 || i & k == 0;
+            let descending = k == n || i & k == 0;
             if first == descending {
                 mask |= 1 << i;
             }
@@ -296,10 +308,10 @@ mod avx512 {
         mask
     }
 
-    /// One compare-exchange step: each lane against lane `i ^ J`, the lanes of `MAX` taking
-    /// the larger key.
+    /// One compare-exchange step of the 16-lane network: each lane against lane `i ^ J`,
+    /// the lanes of `max` taking the larger key.
     #[inline(always)]
-    fn step<const J: i32>(v: __m512i, max: u16) -> __m512i {
+    fn step16<const J: i32>(v: __m512i, max: u16) -> __m512i {
         // SAFETY: this module is compiled only where AVX-512F is enabled for the whole build.
         unsafe {
             let partner = _mm512_xor_si512(
@@ -308,6 +320,32 @@ mod avx512 {
             );
             let p = _mm512_permutexvar_epi32(partner, v);
             _mm512_mask_blend_epi32(max, _mm512_min_epu32(v, p), _mm512_max_epu32(v, p))
+        }
+    }
+
+    /// One compare-exchange step of the 8-lane network: each lane against its partner
+    /// `p`, the lanes of `MAX` taking the larger key.
+    #[inline(always)]
+    fn step8<const MAX: i32>(v: __m256i, p: __m256i) -> __m256i {
+        // SAFETY: as `step16` (AVX-512F implies AVX2).
+        unsafe { _mm256_blend_epi32::<MAX>(_mm256_min_epu32(v, p), _mm256_max_epu32(v, p)) }
+    }
+
+    /// One compare-exchange step of the 4-lane network, as `step8`.
+    #[inline(always)]
+    fn step4<const MAX: i32>(v: __m128i, p: __m128i) -> __m128i {
+        // SAFETY: as `step16` (AVX-512F implies AVX2 and SSE4.1).
+        unsafe { _mm_blend_epi32::<MAX>(_mm_min_epu32(v, p), _mm_max_epu32(v, p)) }
+    }
+
+    /// The children and entry times of the lanes named in the low 4 bits of `keys`' lanes,
+    /// in those lanes.
+    #[inline(always)]
+    fn entries_of(keys: __m512i, kids: __m512i, tv: __m512) -> (__m512i, __m512i) {
+        // SAFETY: as `step16`.
+        unsafe {
+            let lanes = _mm512_and_si512(keys, _mm512_set1_epi32(15));
+            (_mm512_permutexvar_epi32(lanes, kids), _mm512_permutexvar_epi32(lanes, _mm512_castps_si512(tv)))
         }
     }
 
@@ -326,27 +364,62 @@ mod avx512 {
             // The nearest: minimum key over the hits (misses as all ones).
             let nearest = _mm512_reduce_min_epu32(_mm512_mask_mov_epi32(_mm512_set1_epi32(-1), hit, keys)) as u32;
             let nearest = children[(nearest & 15) as usize];
-            // The sort, descending (misses as 0, last).
-            let mut v = _mm512_maskz_mov_epi32(hit, keys);
-            v = step::<1>(v, const { takes_max(2, 1) });
-            v = step::<2>(v, const { takes_max(4, 2) });
-            v = step::<1>(v, const { takes_max(4, 1) });
-            v = step::<4>(v, const { takes_max(8, 4) });
-            v = step::<2>(v, const { takes_max(8, 2) });
-            v = step::<1>(v, const { takes_max(8, 1) });
-            v = step::<8>(v, const { takes_max(16, 8) });
-            v = step::<4>(v, const { takes_max(16, 4) });
-            v = step::<2>(v, const { takes_max(16, 2) });
-            v = step::<1>(v, const { takes_max(16, 1) });
-            // Entry `i` is (child, t) of the lane in key `i`'s low bits: both gathered by that
-            // lane, interleaved, and the 128-bit blocks put back in order.
-            let lanes = _mm512_and_si512(v, _mm512_set1_epi32(15));
-            let c = _mm512_permutexvar_epi32(lanes, kids);
-            let tt = _mm512_permutexvar_epi32(lanes, _mm512_castps_si512(tv));
-            let (lo, hi) = (_mm512_unpacklo_epi32(c, tt), _mm512_unpackhi_epi32(c, tt));
-            let first = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi);
-            let second = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), hi);
-            *out = bytemuck::cast([first, second]);
+            // The hits' keys in the low lanes (zeros above, which sort last), sorted
+            // descending by the smallest network that holds them.
+            let packed = _mm512_maskz_compress_epi32(hit, keys);
+            match hits.count_ones() {
+                0..=4 => {
+                    let v = _mm512_castsi512_si128(packed);
+                    let v = step4::<{ takes_max(4, 2, 1) as i32 }>(v, _mm_shuffle_epi32::<0b10_11_00_01>(v));
+                    let v = step4::<{ takes_max(4, 4, 2) as i32 }>(v, _mm_shuffle_epi32::<0b01_00_11_10>(v));
+                    let v = step4::<{ takes_max(4, 4, 1) as i32 }>(v, _mm_shuffle_epi32::<0b10_11_00_01>(v));
+                    let (c, tt) = entries_of(_mm512_castsi128_si512(v), kids, tv);
+                    let (c, tt) = (_mm512_castsi512_si128(c), _mm512_castsi512_si128(tt));
+                    let pairs: [[StackEntry; 2]; 2] =
+                        bytemuck::cast([_mm_unpacklo_epi32(c, tt), _mm_unpackhi_epi32(c, tt)]);
+                    out[..2].copy_from_slice(&pairs[0]);
+                    out[2..4].copy_from_slice(&pairs[1]);
+                }
+                5..=8 => {
+                    let v = _mm512_castsi512_si256(packed);
+                    let v = step8::<{ takes_max(8, 2, 1) as i32 }>(v, _mm256_shuffle_epi32::<0b10_11_00_01>(v));
+                    let v = step8::<{ takes_max(8, 4, 2) as i32 }>(v, _mm256_shuffle_epi32::<0b01_00_11_10>(v));
+                    let v = step8::<{ takes_max(8, 4, 1) as i32 }>(v, _mm256_shuffle_epi32::<0b10_11_00_01>(v));
+                    let v = step8::<{ takes_max(8, 8, 4) as i32 }>(v, _mm256_permute2x128_si256::<0x01>(v, v));
+                    let v = step8::<{ takes_max(8, 8, 2) as i32 }>(v, _mm256_shuffle_epi32::<0b01_00_11_10>(v));
+                    let v = step8::<{ takes_max(8, 8, 1) as i32 }>(v, _mm256_shuffle_epi32::<0b10_11_00_01>(v));
+                    let (c, tt) = entries_of(_mm512_castsi256_si512(v), kids, tv);
+                    let (c, tt) = (_mm512_castsi512_si256(c), _mm512_castsi512_si256(tt));
+                    // Interleaved within each 128-bit half, then the halves put in order.
+                    let (lo, hi) = (_mm256_unpacklo_epi32(c, tt), _mm256_unpackhi_epi32(c, tt));
+                    let quads: [[StackEntry; 4]; 2] = bytemuck::cast([
+                        _mm256_permute2x128_si256::<0x20>(lo, hi),
+                        _mm256_permute2x128_si256::<0x31>(lo, hi),
+                    ]);
+                    out[..4].copy_from_slice(&quads[0]);
+                    out[4..8].copy_from_slice(&quads[1]);
+                }
+                _ => {
+                    let mut v = packed;
+                    v = step16::<1>(v, const { takes_max(16, 2, 1) });
+                    v = step16::<2>(v, const { takes_max(16, 4, 2) });
+                    v = step16::<1>(v, const { takes_max(16, 4, 1) });
+                    v = step16::<4>(v, const { takes_max(16, 8, 4) });
+                    v = step16::<2>(v, const { takes_max(16, 8, 2) });
+                    v = step16::<1>(v, const { takes_max(16, 8, 1) });
+                    v = step16::<8>(v, const { takes_max(16, 16, 8) });
+                    v = step16::<4>(v, const { takes_max(16, 16, 4) });
+                    v = step16::<2>(v, const { takes_max(16, 16, 2) });
+                    v = step16::<1>(v, const { takes_max(16, 16, 1) });
+                    // Entry `i` is (child, t) of the lane in key `i`'s low bits, interleaved,
+                    // and the 128-bit blocks put back in order.
+                    let (c, tt) = entries_of(v, kids, tv);
+                    let (lo, hi) = (_mm512_unpacklo_epi32(c, tt), _mm512_unpackhi_epi32(c, tt));
+                    let first = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi);
+                    let second = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), hi);
+                    *out = bytemuck::cast([first, second]);
+                }
+            }
             nearest
         }
     }
