@@ -89,26 +89,51 @@ fn leaf_lanes<'a, L: Lanes, P: Traceable, M: Mode>(
     pre: &LeafRay<L>,
     best: &mut Best<'a>,
 ) -> bool {
+    // A leaf of at most 8 primitives in the 16-lane traversal: one block of 8 lanes, where
+    // the kind has such a test (see `Traceable::hit_one_narrow`).
+    if L::N == 16
+        && count <= 8
+        && let Some((i, lanes)) = kb.prims.blocks::<F32x8>(first as usize, count as usize).next()
+        && let Some((bits, t, u, v)) = P::hit_one_narrow(pre, best.key, &kb.prims, i, lanes)
+    {
+        return take_hits::<F32x8, P, M>(kb, i, bits, (t, u, v), best) || (bits != 0 && !M::ANY);
+    }
     let mut any = false;
     for (i, lanes) in kb.prims.blocks::<L>(first as usize, count as usize) {
         let (m, t, u, v) = P::hit_one(pre, best.key, &kb.prims, i, L::Mask::from_bitmask(lanes));
-        let mut bits = m.bitmask();
+        let bits = m.bitmask();
         any |= bits != 0;
-        while bits != 0 {
-            let k = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            if M::ANY {
-                // Any hit: the first one the mask admits ends the query.
-                if best.take_any(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids) {
-                    return true;
-                }
-            } else {
-                best.offer(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids);
-            }
+        if take_hits::<L, P, M>(kb, i, bits, (t, u, v), best) {
+            return true;
         }
     }
     // Any hit returned above as soon as the mask admitted one.
     any && !M::ANY
+}
+
+/// Offers the hits `bits` of the block at `i` (`t, u, v` by lane) to `best`; `true` when an
+/// [`AnyHit`] query took one (the query ends there).
+#[inline(always)]
+fn take_hits<'a, L: Lanes, P: Traceable, M: Mode>(
+    kb: &'a KindBvh<P>,
+    i: usize,
+    mut bits: u32,
+    (t, u, v): (L, L, L),
+    best: &mut Best<'a>,
+) -> bool {
+    while bits != 0 {
+        let k = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        if M::ANY {
+            // Any hit: the first one the mask admits ends the query.
+            if best.take_any(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids) {
+                return true;
+            }
+        } else {
+            best.offer(t.lane(k), (u.lane(k), v.lane(k)), P::KIND, (i + k) as u32, &kb.ids);
+        }
+    }
+    false
 }
 
 /// The leaf policy of the scalar backend: the kind's scalar reference kernel, one primitive
