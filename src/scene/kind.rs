@@ -135,8 +135,6 @@ impl Traceable for Triangle {
         }
         .map(|h| (h.t, h.u, h.v))
     }
-    /// With Möller–Trumbore, scenes keep degenerate triangles out of their BVHs, so the
-    /// degeneracy test is skipped here.
     /// The watertight test on 8 lanes (Möller–Trumbore scenes keep their own lanes).
     #[inline(always)]
     fn hit_one_narrow<L: Lanes>(
@@ -154,6 +152,8 @@ impl Traceable for Triangle {
         let (m, t, u, v) = watertight::intersect_lanes_one_ray(&ray.sheared, ray.t_min, t_max, &tri, active);
         Some((m.bitmask(), t, u, v))
     }
+    /// With Möller–Trumbore, scenes keep degenerate triangles out of their BVHs, so the
+    /// degeneracy test is skipped here.
     #[inline(always)]
     fn hit_one<L: Lanes>(
         ray: &LeafRay<L>,

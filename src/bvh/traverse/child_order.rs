@@ -212,24 +212,43 @@ mod avx2 {
         let m = _mm256_min_epu32(m, x4(m));
         let nearest = children[(_mm256_cvtsi256_si32(m) & 7) as usize];
         // The sort, descending (misses as 0, last).
-        let v = _mm256_and_si256(keys, hit);
-        let v = step::<M21>(v, x1(v));
-        let v = step::<M42>(v, x2(v));
-        let v = step::<M41>(v, x1(v));
-        let v = step::<M84>(v, x4(v));
-        let v = step::<M82>(v, x2(v));
-        let v = step::<M81>(v, x1(v));
+        let v = sort8(_mm256_and_si256(keys, hit));
         let lane = _mm256_and_si256(v, _mm256_set1_epi32(7));
         let child = _mm256_permutevar8x32_epi32(kids, lane);
         let time = _mm256_permutevar8x32_epi32(_mm256_castps_si256(tv), lane);
-        // Interleave into (child, t) pairs: entries 0, 1, 4, 5 | 2, 3, 6, 7, then regroup.
-        let lo = _mm256_unpacklo_epi32(child, time);
-        let hi = _mm256_unpackhi_epi32(child, time);
-        let first: [StackEntry; 4] = bytemuck::cast(_mm256_permute2x128_si256::<0x20>(lo, hi));
-        let second: [StackEntry; 4] = bytemuck::cast(_mm256_permute2x128_si256::<0x31>(lo, hi));
-        out[..4].copy_from_slice(&first);
-        out[4..].copy_from_slice(&second);
+        write_entries8(child, time, out);
         nearest
+    }
+
+    /// The bitonic network: `v`'s eight keys sorted descending (also the 16-wide order's
+    /// network for at most eight hits). Forced inline, so not a `#[target_feature]`
+    /// function (with one, LLVM kept it out of line: a call at every node).
+    #[inline(always)]
+    pub(super) fn sort8(v: __m256i) -> __m256i {
+        // SAFETY: this module is compiled only where the whole build enables AVX2.
+        unsafe {
+            let v = step::<M21>(v, x1(v));
+            let v = step::<M42>(v, x2(v));
+            let v = step::<M41>(v, x1(v));
+            let v = step::<M84>(v, x4(v));
+            let v = step::<M82>(v, x2(v));
+            step::<M81>(v, x1(v))
+        }
+    }
+
+    /// Writes `(child[i], time[i])` to `out[i]` for the eight lanes (inline, as `sort8`).
+    #[inline(always)]
+    pub(super) fn write_entries8(child: __m256i, time: __m256i, out: &mut [StackEntry]) {
+        // SAFETY: this module is compiled only where the whole build enables AVX2.
+        unsafe {
+            // Interleave into (child, t) pairs: entries 0, 1, 4, 5 | 2, 3, 6, 7, then regroup.
+            let lo = _mm256_unpacklo_epi32(child, time);
+            let hi = _mm256_unpackhi_epi32(child, time);
+            let first: [StackEntry; 4] = bytemuck::cast(_mm256_permute2x128_si256::<0x20>(lo, hi));
+            let second: [StackEntry; 4] = bytemuck::cast(_mm256_permute2x128_si256::<0x31>(lo, hi));
+            out[..4].copy_from_slice(&first);
+            out[4..8].copy_from_slice(&second);
+        }
     }
 }
 
@@ -279,9 +298,9 @@ mod avx512 {
     //! `#[target_feature]` (which may not be combined with `#[inline(always)]`) LLVM kept
     //! `order16` out of line, a call at every node with three or more hit children. The
     //! intrinsics are therefore called in `unsafe` blocks, sound because this module is
-    //! compiled only where the whole build enables AVX-512F (which implies AVX2 and SSE4.1,
-    //! whose 256- and 128-bit operations the smaller networks use). Memory goes through
-    //! `bytemuck` casts (no raw pointers).
+    //! compiled only where the whole build enables AVX-512F (which implies AVX2 and SSE4.1:
+    //! the 8-lane case calls the AVX2 module's network, the 4-lane one uses 128-bit
+    //! operations). Memory goes through `bytemuck` casts (no raw pointers).
     //!
     //! Most nodes have few hit children, so the hit keys are first compressed into the low
     //! lanes (`vpcompressd`) and sorted by the smallest network that holds them: 4 lanes
@@ -323,18 +342,11 @@ mod avx512 {
         }
     }
 
-    /// One compare-exchange step of the 8-lane network: each lane against its partner
+    /// One compare-exchange step of the 4-lane network: each lane against its partner
     /// `p`, the lanes of `MAX` taking the larger key.
     #[inline(always)]
-    fn step8<const MAX: i32>(v: __m256i, p: __m256i) -> __m256i {
-        // SAFETY: as `step16` (AVX-512F implies AVX2).
-        unsafe { _mm256_blend_epi32::<MAX>(_mm256_min_epu32(v, p), _mm256_max_epu32(v, p)) }
-    }
-
-    /// One compare-exchange step of the 4-lane network, as `step8`.
-    #[inline(always)]
     fn step4<const MAX: i32>(v: __m128i, p: __m128i) -> __m128i {
-        // SAFETY: as `step16` (AVX-512F implies AVX2 and SSE4.1).
+        // SAFETY: as `step16` (AVX-512F implies SSE4.1 and AVX2, which `_mm_blend_epi32` needs).
         unsafe { _mm_blend_epi32::<MAX>(_mm_min_epu32(v, p), _mm_max_epu32(v, p)) }
     }
 
@@ -381,23 +393,10 @@ mod avx512 {
                     out[2..4].copy_from_slice(&pairs[1]);
                 }
                 5..=8 => {
-                    let v = _mm512_castsi512_si256(packed);
-                    let v = step8::<{ takes_max(8, 2, 1) as i32 }>(v, _mm256_shuffle_epi32::<0b10_11_00_01>(v));
-                    let v = step8::<{ takes_max(8, 4, 2) as i32 }>(v, _mm256_shuffle_epi32::<0b01_00_11_10>(v));
-                    let v = step8::<{ takes_max(8, 4, 1) as i32 }>(v, _mm256_shuffle_epi32::<0b10_11_00_01>(v));
-                    let v = step8::<{ takes_max(8, 8, 4) as i32 }>(v, _mm256_permute2x128_si256::<0x01>(v, v));
-                    let v = step8::<{ takes_max(8, 8, 2) as i32 }>(v, _mm256_shuffle_epi32::<0b01_00_11_10>(v));
-                    let v = step8::<{ takes_max(8, 8, 1) as i32 }>(v, _mm256_shuffle_epi32::<0b10_11_00_01>(v));
+                    // The 8-wide order's network and write-out (AVX-512F implies AVX2).
+                    let v = super::avx2::sort8(_mm512_castsi512_si256(packed));
                     let (c, tt) = entries_of(_mm512_castsi256_si512(v), kids, tv);
-                    let (c, tt) = (_mm512_castsi512_si256(c), _mm512_castsi512_si256(tt));
-                    // Interleaved within each 128-bit half, then the halves put in order.
-                    let (lo, hi) = (_mm256_unpacklo_epi32(c, tt), _mm256_unpackhi_epi32(c, tt));
-                    let quads: [[StackEntry; 4]; 2] = bytemuck::cast([
-                        _mm256_permute2x128_si256::<0x20>(lo, hi),
-                        _mm256_permute2x128_si256::<0x31>(lo, hi),
-                    ]);
-                    out[..4].copy_from_slice(&quads[0]);
-                    out[4..8].copy_from_slice(&quads[1]);
+                    super::avx2::write_entries8(_mm512_castsi512_si256(c), _mm512_castsi512_si256(tt), out);
                 }
                 _ => {
                     let mut v = packed;
