@@ -270,6 +270,17 @@ impl<P: Primitive> Soa<P> {
         let phase = self.data.as_ptr() as usize / core::mem::size_of::<f32>();
         Blocks { i: first, end: first.saturating_add(count), phase, _lanes: PhantomData }
     }
+    /// Prefetches the cache line that holds shape `i` in each column (a hint: no
+    /// effect on any value, and an index past the storage is clamped to its end).
+    #[inline(always)]
+    pub(crate) fn prefetch_at(&self, i: usize) {
+        let base = self.data.as_ptr();
+        let i = i.min(self.stride);
+        for c in 0..P::COLUMNS {
+            // At most `COLUMNS · stride`, the buffer's length: no overflow.
+            crate::lanes::prefetch_at(base.wrapping_add(c * self.stride + i).cast());
+        }
+    }
     /// Column `c` (`len()` values).
     ///
     /// # Panics
@@ -712,6 +723,18 @@ impl Primitive for Capsule {
 mod tests {
     use super::*;
     use crate::lanes::{F32x4, F32x8, F32x16};
+
+    #[test]
+    fn a_prefetch_changes_nothing_and_takes_any_index() {
+        // Without the clamp, `c * stride + usize::MAX` would overflow (a panic in debug builds).
+        let tris: Vec<Triangle> = (0..40).map(|i| Triangle::new(Vec3::splat(i as f32), Vec3::X, Vec3::Y)).collect();
+        let s = Soa::from_slice(&tris);
+        for i in [0, 7, s.len(), s.padded_len(), usize::MAX] {
+            s.prefetch_at(i);
+        }
+        Soa::<Triangle>::default().prefetch_at(usize::MAX);
+        assert!((0..s.len()).all(|i| s.get(i) == tris[i]));
+    }
 
     /// The byte address of value `j` of column `c`.
     fn address<P: Primitive>(s: &Soa<P>, c: usize, j: usize) -> usize {

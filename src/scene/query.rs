@@ -77,6 +77,10 @@ impl<L: Lanes, P: Traceable, M: Mode> LeafAction for WideLeaf<'_, '_, L, P, M> {
     fn leaf(&mut self, first: u32, count: u32) -> bool {
         leaf_lanes::<L, P, M>(self.kb, first, count, self.pre, self.best) && M::ANY
     }
+    #[inline(always)]
+    fn prefetch_leaf(&self, first: u32, _count: u32) {
+        self.kb.prims.prefetch_at(first as usize);
+    }
 }
 
 /// Tests primitives `first..first + count` `N` at a time; returns whether anything was hit

@@ -80,6 +80,15 @@ pub trait LeafAction {
     /// Tests primitives `first..first + count` (leaf order). Returns `true` to end the
     /// traversal (an any-hit query that found something).
     fn leaf(&mut self, first: u32, count: u32) -> bool;
+    /// A hint: the traversal will call [`LeafAction::leaf`] with this range next, so the
+    /// action may start loading those primitives now (the scene's queries prefetch them).
+    /// [`ray_wide`] gives it for any-hit traversals, and on 16-wide trees for closest hits
+    /// as well, when a node's nearest hit child is a leaf. It must not change what `leaf`
+    /// does. The default does nothing.
+    #[inline(always)]
+    fn prefetch_leaf(&self, first: u32, count: u32) {
+        let _ = (first, count);
+    }
 }
 
 /// What a packet traversal asks of its caller.
@@ -279,6 +288,21 @@ fn fetch_child<N>(nodes: &[N], r: u32, here: u32) {
     }
 }
 
+/// Hands `action` the leaf `r` when it is one and the traversal of mode `M` through nodes
+/// `width` wide hints at the leaf it visits next ([`LeafAction::prefetch_leaf`]).
+///
+/// Measured in one binary against no hint (2 Zen 4 vCPUs, ARCHITECTURE.md): lines of
+/// sight gain 2-4 % on 8- and 16-wide trees and closest hits on 16-wide trees about 1 %
+/// on incoherent rays, while closest hits on 8-wide trees lost 2-4 % on incoherent rays;
+/// those get no hint.
+#[inline(always)]
+fn hint_next<M: Mode>(action: &impl LeafAction, r: u32, width: usize) {
+    if (M::ANY || width == 16) && r & LEAF_BIT != 0 {
+        let (first, count) = Child::leaf_range(r);
+        action.prefetch_leaf(first, count);
+    }
+}
+
 /// Closest hit (with [`Closest`]) or any hit (with [`AnyHit`]) of one ray through a wide
 /// tree: calls `action.leaf` for every leaf whose box the ray enters within `[t_min,
 /// action.t_max()]`. `L::N` must equal the node width (checked at compile time). Returns
@@ -310,7 +334,7 @@ pub fn ray_wide<M: Mode, L: Lanes, N: WideNode>(
             let idx = cur;
             let (bits, tn) = ray.test_node(&nodes[idx as usize], action.t_max());
             if bits != 0 {
-                cur = pick_next::<M, L, N>(nodes, idx, bits, tn, stack);
+                cur = pick_next::<M, L, N>(nodes, idx, bits, tn, stack, action);
                 continue;
             }
         } else {
@@ -385,7 +409,7 @@ pub fn ray_wide_from<M: Mode, L: Lanes, N: WideNode>(
     // node, which it tests for the next turn.
     let (mut idx, mut bits, mut tn) = (first.root, first.hits, first.t);
     loop {
-        let mut cur = if bits == 0 { None } else { Some(pick_next::<M, L, N>(nodes, idx, bits, tn, stack)) };
+        let mut cur = if bits == 0 { None } else { Some(pick_next::<M, L, N>(nodes, idx, bits, tn, stack, action)) };
         // Visit: leaves (and pops) until a node to test.
         loop {
             let c = match cur {
@@ -425,6 +449,7 @@ fn pick_next<M: Mode, L: Lanes, N: WideNode>(
     bits: u32,
     tn: L,
     stack: &mut TraversalStack,
+    action: &impl LeafAction,
 ) -> u32 {
     let node = &nodes[idx as usize];
     let kids = node.children();
@@ -433,6 +458,7 @@ fn pick_next<M: Mode, L: Lanes, N: WideNode>(
     if rest == 0 {
         let cur = kids[first];
         fetch_child(nodes, cur, idx);
+        hint_next::<M>(action, cur, L::N);
         return cur;
     }
     if M::ANY {
@@ -451,6 +477,7 @@ fn pick_next<M: Mode, L: Lanes, N: WideNode>(
         }
         let cur = kids[first];
         fetch_child(nodes, cur, idx);
+        hint_next::<M>(action, cur, L::N);
         return cur;
     }
     let mut t = [0f32; MAX_WIDTH];
@@ -466,6 +493,7 @@ fn pick_next<M: Mode, L: Lanes, N: WideNode>(
         fetch_child(nodes, kids[far], idx);
         let cur = kids[near];
         fetch_child(nodes, cur, idx);
+        hint_next::<M>(action, cur, L::N);
         return cur;
     }
     // Three or more: order them (nearest next, the rest on the stack farthest
@@ -743,6 +771,64 @@ mod tests {
                 assert_eq!(&visits::<F32x4, Node4>(&row_of_leaves(slots), &ray), want, "slots {slots:?}");
             }
         }
+    }
+
+    /// Records the hints (`true`) and the leaf tests (`false`) of a ray, in order (its
+    /// interval never shrinks). A cell, since a hint gets the action by shared reference.
+    #[derive(Default)]
+    struct Hints(core::cell::RefCell<Vec<(bool, u32, u32)>>);
+
+    impl LeafAction for Hints {
+        fn t_max(&self) -> f32 {
+            f32::INFINITY
+        }
+        fn leaf(&mut self, first: u32, count: u32) -> bool {
+            self.0.get_mut().push((false, first, count));
+            false
+        }
+        fn prefetch_leaf(&self, first: u32, count: u32) {
+            self.0.borrow_mut().push((true, first, count));
+        }
+    }
+
+    /// The hints of `M` traversals of `rays` through a tree `L::N` wide: how many, after
+    /// checking that each one named the leaf tested right after it.
+    fn hints_of<M: super::Mode, L: Lanes, N: WideNode>(bvh: &WideBvh<N>, rays: &[Ray]) -> usize {
+        let mut hints = 0;
+        for ray in rays {
+            let mut action = Hints::default();
+            ray_wide::<M, L, N>(bvh, &TraversalRay::new(ray), &mut action, &mut TraversalStack::new());
+            let log = action.0.into_inner();
+            for (k, &(hint, first, count)) in log.iter().enumerate() {
+                if hint {
+                    assert_eq!(log.get(k + 1), Some(&(false, first, count)), "the hint at {k} of {log:?}");
+                    hints += 1;
+                }
+            }
+        }
+        hints
+    }
+
+    #[test]
+    fn the_leaf_visited_next_is_hinted_for_any_hit_and_for_closest_hits_on_16_wide_trees() {
+        use super::AnyHit;
+        use crate::lanes::F32x16;
+        let mut rng = Rng::new(0x4147);
+        let spheres: Vec<Sphere> = (0..3000).map(|_| Sphere::new(rng.vec3(-10.0, 10.0), 0.3)).collect();
+        let boxes: Vec<Aabb> = spheres.iter().map(|s| s.aabb()).collect();
+        let b2 = crate::bvh::build(&boxes, &BuildOptions::default());
+        let (bvh8, bvh16) = (WideBvh::<Node8>::collapse(&b2), WideBvh::<crate::bvh::Node16>::collapse(&b2));
+        let rays: Vec<Ray> = (0..200)
+            .map(|_| {
+                let o = rng.vec3(-12.0, 12.0);
+                Ray::new(o, rng.unit_vec3())
+            })
+            .collect();
+        assert!(hints_of::<AnyHit, F32x8, Node8>(&bvh8, &rays) > 100);
+        assert!(hints_of::<AnyHit, F32x16, _>(&bvh16, &rays) > 100);
+        assert!(hints_of::<Closest, F32x16, _>(&bvh16, &rays) > 100);
+        // Closest hits on 8-wide trees measured slower with the hint: none is given.
+        assert_eq!(hints_of::<Closest, F32x8, Node8>(&bvh8, &rays), 0);
     }
 
     /// Records the leaves a packet visits and, with `shrink`, as a closest-hit query would,
