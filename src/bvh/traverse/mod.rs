@@ -13,6 +13,8 @@
 //! The caller supplies a [`LeafAction`] (or [`PacketLeafAction`]): the current end of the
 //! ray interval, used to cull boxes, and the test of a leaf's primitives `first..first +
 //! count` (leaf order, i.e. indices into data the caller permuted by the build's `perm`).
+//! A [`LeafAction`] may also take a hint of the leaf it will test next
+//! ([`LeafAction::prefetch_leaf`]), to start loading its primitives early.
 //! The [`Mode`] chooses closest-hit order ([`Closest`]: nearest child first, popped
 //! subtrees culled by the current `t_max`) or any-hit order ([`AnyHit`]: leaves first, stop
 //! as soon as the action says so).
@@ -82,9 +84,10 @@ pub trait LeafAction {
     fn leaf(&mut self, first: u32, count: u32) -> bool;
     /// A hint: the traversal will call [`LeafAction::leaf`] with this range next, so the
     /// action may start loading those primitives now (the scene's queries prefetch them).
-    /// [`ray_wide`] gives it for any-hit traversals, and on 16-wide trees for closest hits
-    /// as well, when a node's nearest hit child is a leaf. It must not change what `leaf`
-    /// does. The default does nothing.
+    /// [`ray_wide`] gives it when the child it steps down to from a node is a leaf: in
+    /// any-hit traversals, and in closest-hit traversals of 16-wide trees from a node with
+    /// one or two hit children. It must not change what `leaf` does. The default does
+    /// nothing.
     #[inline(always)]
     fn prefetch_leaf(&self, first: u32, count: u32) {
         let _ = (first, count);
