@@ -296,7 +296,7 @@ fn fetch_child<N>(nodes: &[N], r: u32, here: u32) {
 ///
 /// Measured in one binary against no hint (2 Zen 4 vCPUs, ARCHITECTURE.md): lines of
 /// sight gained 1.5-4 % on 8- and 16-wide trees, and closest hits on 16-wide trees 1-2.5 %
-/// on incoherent rays, while closest hits on 8-wide trees lost 2-4 % on incoherent rays;
+/// on incoherent rays, while closest hits on 8-wide trees lost 2-5 % on incoherent rays;
 /// those get no hint.
 #[inline(always)]
 fn hint_next<M: Mode>(action: &impl LeafAction, r: u32, width: usize) {
