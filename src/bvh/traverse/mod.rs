@@ -292,15 +292,15 @@ fn fetch_child<N>(nodes: &[N], r: u32, here: u32) {
 }
 
 /// Hands `action` the leaf `r` when it is one and the traversal of mode `M` through nodes
-/// `width` wide hints at the leaf it visits next ([`LeafAction::prefetch_leaf`]).
+/// `L::N` wide hints at the leaf it visits next ([`LeafAction::prefetch_leaf`]).
 ///
 /// Measured in one binary against no hint (2 Zen 4 vCPUs, ARCHITECTURE.md): lines of
 /// sight gained 1.5-4 % on 8- and 16-wide trees, and closest hits on 16-wide trees 1-2.5 %
 /// on incoherent rays, while closest hits on 8-wide trees lost 2-5 % on incoherent rays;
 /// those get no hint.
 #[inline(always)]
-fn hint_next<M: Mode>(action: &impl LeafAction, r: u32, width: usize) {
-    if (M::ANY || width == 16) && r & LEAF_BIT != 0 {
+fn hint_next<M: Mode, L: Lanes>(action: &impl LeafAction, r: u32) {
+    if (M::ANY || L::N == 16) && r & LEAF_BIT != 0 {
         let (first, count) = Child::leaf_range(r);
         action.prefetch_leaf(first, count);
     }
@@ -461,7 +461,7 @@ fn pick_next<M: Mode, L: Lanes, N: WideNode>(
     if rest == 0 {
         let cur = kids[first];
         fetch_child(nodes, cur, idx);
-        hint_next::<M>(action, cur, L::N);
+        hint_next::<M, L>(action, cur);
         return cur;
     }
     if M::ANY {
@@ -480,7 +480,7 @@ fn pick_next<M: Mode, L: Lanes, N: WideNode>(
         }
         let cur = kids[first];
         fetch_child(nodes, cur, idx);
-        hint_next::<M>(action, cur, L::N);
+        hint_next::<M, L>(action, cur);
         return cur;
     }
     let mut t = [0f32; MAX_WIDTH];
@@ -496,7 +496,7 @@ fn pick_next<M: Mode, L: Lanes, N: WideNode>(
         fetch_child(nodes, kids[far], idx);
         let cur = kids[near];
         fetch_child(nodes, cur, idx);
-        hint_next::<M>(action, cur, L::N);
+        hint_next::<M, L>(action, cur);
         return cur;
     }
     // Three or more: order them (nearest next, the rest on the stack farthest
